@@ -1,0 +1,22 @@
+# The test target is what CI runs (.ci/run calls `make test`).
+GO ?= go
+
+# Every module in go.work, tested in one go with the race detector.
+MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
+
+.PHONY: test vet bench fuzz demo
+
+test: vet
+	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+
+vet:
+	$(GO) vet $(addsuffix /...,$(MODULES))
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./informer/ ./internal/...
+
+# A short run of every fuzz target (go test -fuzz takes one target at a time).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzIndexer$$' -fuzztime 30s ./informer/
+	$(GO) test -run '^$$' -fuzz '^FuzzDeltaFIFO$$' -fuzztime 30s ./informer/
+	$(GO) test -run '^$$' -fuzz '^FuzzRing$$' -fuzztime 30s ./internal/ringbuf/

@@ -1,0 +1,57 @@
+package informer
+
+import "errors"
+
+// Sentinel errors. Every error the package returns wraps at most a few of
+// these with %w, so callers test with [errors.Is], never by string.
+var (
+	// ErrClosed is returned by operations on a queue or informer that has
+	// been closed or has stopped.
+	ErrClosed = errors.New("informer: closed")
+
+	// ErrIndexNotFound is returned by index queries naming an index the
+	// store does not have.
+	ErrIndexNotFound = errors.New("informer: index not found")
+
+	// ErrIndexExists is returned when adding an index whose name is already
+	// taken (or appears twice in one call).
+	ErrIndexExists = errors.New("informer: index already exists")
+
+	// ErrKeyFunc wraps an error (or recovered panic) of a user key function.
+	// The write that needed the key was refused; nothing was changed.
+	ErrKeyFunc = errors.New("informer: key function failed")
+
+	// ErrIndexFunc wraps an error (or recovered panic) of a user index
+	// function. The write that needed it was refused; the store and every
+	// index are unchanged.
+	ErrIndexFunc = errors.New("informer: index function failed")
+
+	// ErrRequeue may be returned (wrapped or not) by a process function given
+	// to [DeltaFIFO.Pop]: the popped deltas go back to the queue, ahead of any
+	// newer deltas for the same key that arrived meanwhile.
+	ErrRequeue = errors.New("informer: requeue")
+
+	// ErrInvalidOptions is wrapped by constructors when their Options fail
+	// validation.
+	ErrInvalidOptions = errors.New("informer: invalid options")
+
+	// ErrExpired means a requested version is older than the oldest version
+	// the source can still serve (Kubernetes 410 Gone / Expired, etcd
+	// compacted revision). A reflector relists when it sees it.
+	ErrExpired = errors.New("informer: version expired")
+
+	// ErrVersionTooLarge means a requested version is newer than anything the
+	// source has seen yet (Kubernetes "Too large resource version", etcd
+	// future revision). A reflector relists with a consistent read.
+	ErrVersionTooLarge = errors.New("informer: version too large")
+
+	// ErrTransient marks a temporary failure to reach the source (connection
+	// refused, too many requests, leader change). A reflector backs off and
+	// watches again from the same version, without relisting.
+	ErrTransient = errors.New("informer: transient source error")
+
+	// ErrInternal marks an internal server error that may go away by itself.
+	// A reflector retries a watch that fails with it for a bounded time
+	// before relisting.
+	ErrInternal = errors.New("informer: internal source error")
+)

@@ -1,0 +1,185 @@
+package informer
+
+import (
+	"context"
+	"time"
+)
+
+// The source contract.
+//
+// A Source is a versioned collection of T that can be listed at a version and
+// watched from a version, the shape shared by the Kubernetes API (resource
+// versions, 410 Gone, bookmarks, continue tokens, watch-list) and etcd
+// (revisions, compaction, progress notifications, key-range pagination).
+//
+// Errors. A source maps its native failures onto the sentinels in errors.go,
+// wrapped with %w so the reflector can act on them with [errors.Is]:
+//
+//   - [ErrExpired]: the requested version (or a continue token) is older than
+//     the oldest the source can serve. Kubernetes: 410 Gone / reason Expired.
+//     etcd: ErrCompacted. The reflector relists.
+//   - [ErrVersionTooLarge]: the requested version is newer than the source
+//     has seen. Kubernetes: "Too large resource version". etcd: a future
+//     revision. The reflector relists with [ReadLatest].
+//   - [ErrTransient]: the source is unreachable or pushing back for now
+//     (connection refused, 429 Too Many Requests, no leader). The reflector
+//     backs off and retries from the same version, without relisting.
+//   - [ErrInternal]: an internal server error that may pass (500). The
+//     reflector retries a watch failing with it for a bounded time.
+//   - errors.ErrUnsupported: the source does not implement an optional part of
+//     the contract ([WatchOptions.SendInitialEvents]). The reflector falls back
+//     to the plain list.
+//
+// Any other error is treated as "unknown": logged, then the reflector backs
+// off and relists.
+
+// ReadMode says how fresh a [Source.List] must be. Its names follow the
+// Kubernetes resourceVersion / resourceVersionMatch semantics.
+type ReadMode uint8
+
+const (
+	// ReadLatest is a consistent read of the most recent state (Kubernetes
+	// resourceVersion ""; an etcd quorum read). The zero value: the safe one.
+	ReadLatest ReadMode = iota
+	// ReadAny accepts any state, possibly stale, typically served from a cache
+	// (Kubernetes resourceVersion "0"). A reflector's first list uses it.
+	ReadAny
+	// ReadNotOlderThan accepts any state at least as new as
+	// [ListOptions.Version] (Kubernetes resourceVersionMatch=NotOlderThan).
+	ReadNotOlderThan
+	// ReadExact reads the state exactly at [ListOptions.Version]
+	// (Kubernetes resourceVersionMatch=Exact; an etcd read at a revision).
+	ReadExact
+)
+
+// String returns the mode's name.
+func (m ReadMode) String() string {
+	switch m {
+	case ReadLatest:
+		return "Latest"
+	case ReadAny:
+		return "Any"
+	case ReadNotOlderThan:
+		return "NotOlderThan"
+	case ReadExact:
+		return "Exact"
+	}
+	return "ReadMode(?)"
+}
+
+// ListOptions asks a [Source] for one page of a list.
+type ListOptions struct {
+	// Mode selects the state to read. Zero: [ReadLatest].
+	Mode ReadMode
+	// Version is the version Mode refers to; ignored by ReadLatest and ReadAny.
+	Version string
+	// Limit is the largest number of items wanted in the page; the source may
+	// return fewer. Zero: no limit, the whole list in one page.
+	Limit int
+	// Continue is the token of the previous page. When set, the source
+	// continues that list at the version of its first page and Mode and
+	// Version are ignored. An expired token yields [ErrExpired].
+	Continue string
+}
+
+// ListPage is one page of a list.
+type ListPage[T any] struct {
+	// Items are the objects of the page, in the source's order.
+	Items []T
+	// Version is the version of the collection the page was read at. Every
+	// page of one list has the same version.
+	Version string
+	// Continue is the token for the next page, "" on the last page.
+	Continue string
+}
+
+// WatchOptions asks a [Source] for a stream of changes.
+type WatchOptions struct {
+	// Version: the watch delivers every change after this version, in order.
+	// Required unless SendInitialEvents is set, where "" means "the latest
+	// state" and a version means "a state not older than it".
+	Version string
+	// Timeout asks the source to end the stream normally after about this
+	// long, so clients spread their reconnects. Zero: no timeout.
+	Timeout time.Duration
+	// SendInitialEvents asks for a streaming list: the stream starts with an
+	// [Added] event for every object of the state selected by Version, then a
+	// [Bookmark] with InitialEventsEnd set, then the changes after it. A source
+	// that cannot do this returns errors.ErrUnsupported from Watch.
+	SendInitialEvents bool
+}
+
+// EventType is the kind of a watch [Event].
+type EventType uint8
+
+// The event types of a watch stream.
+const (
+	// Added: Object was created (or entered the watched selection).
+	Added EventType = iota + 1
+	// Modified: Object is the new state of an existing object.
+	Modified
+	// Deleted: the object was deleted (or left the watched selection);
+	// Object is its last known state.
+	Deleted
+	// Bookmark: no object changed; the collection reached Version.
+	Bookmark
+	// Error: the stream failed with Err; no event follows it.
+	Error
+)
+
+// String returns the event type's name.
+func (t EventType) String() string {
+	switch t {
+	case Added:
+		return "Added"
+	case Modified:
+		return "Modified"
+	case Deleted:
+		return "Deleted"
+	case Bookmark:
+		return "Bookmark"
+	case Error:
+		return "Error"
+	}
+	return "EventType(?)"
+}
+
+// Event is one element of a watch stream.
+type Event[T any] struct {
+	Type EventType
+	// Object is the new state (Added, Modified) or the last known state
+	// (Deleted); the zero T for Bookmark and Error.
+	Object T
+	// Version is the version of the collection after this event. Versions
+	// of one stream never go backwards.
+	Version string
+	// InitialEventsEnd marks the Bookmark that ends the initial events of a
+	// streaming list (see [WatchOptions.SendInitialEvents]).
+	InitialEventsEnd bool
+	// Err is set on Error events and wraps one of the sentinels in errors.go
+	// when the source can classify it.
+	Err error
+}
+
+// Watcher is an open watch stream.
+type Watcher[T any] interface {
+	// Events returns the stream. The source closes the channel when the
+	// watch ends: after Stop, when the context given to Watch is done, on a
+	// normal end (timeout), or right after an Error event.
+	Events() <-chan Event[T]
+	// Stop ends the watch and releases its resources. It is idempotent and
+	// safe to call concurrently with receiving; the channel is closed soon
+	// after. Events not yet received are dropped.
+	Stop()
+}
+
+// Source is a versioned collection of T that can be listed and watched. See
+// the contract above for versions and errors. Implementations must be safe for
+// concurrent use.
+type Source[T any] interface {
+	// List returns one page of the collection.
+	List(ctx context.Context, opts ListOptions) (ListPage[T], error)
+	// Watch opens a stream of changes. ctx bounds the whole stream: when it
+	// is done, the stream ends and its channel is closed.
+	Watch(ctx context.Context, opts WatchOptions) (Watcher[T], error)
+}

@@ -1,0 +1,303 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// ReflectorStore is what a [Reflector] writes into: normally a [DeltaFIFO].
+// The reflector calls it from one goroutine at a time.
+type ReflectorStore[T any] interface {
+	// Add, Update and Delete apply one watch event.
+	Add(obj T) error
+	Update(obj T) error
+	Delete(obj T) error
+	// Replace applies a complete list read at version.
+	Replace(objs []T, version string) error
+	// Resync is called every resync period while the reflector watches.
+	Resync() error
+}
+
+// VersionRecorder may be implemented by a [ReflectorStore] that wants to know
+// the version the reflector has reached: RecordVersion is called after every
+// watch event has been applied, bookmarks included.
+type VersionRecorder interface {
+	RecordVersion(version string)
+}
+
+// ReflectorOptions configures a [Reflector]. Source and Store are required;
+// every other field's zero value is a safe default.
+type ReflectorOptions[T any] struct {
+	// Source is listed and watched. Required.
+	Source Source[T]
+	// Store receives the lists and events. Required.
+	Store ReflectorStore[T]
+	// Name identifies the reflector in logs. Zero: "reflector".
+	Name string
+	// Logger receives the reflector's logs. Zero: discard.
+	Logger logr.Logger
+	// ResyncPeriod: while watching, Store.Resync is called this often. Zero:
+	// never. Resync never contacts the source.
+	ResyncPeriod time.Duration
+	// ShouldResync, if set, is asked before each periodic resync; false skips
+	// that one. It is user code and is called without locks held.
+	ShouldResync func() bool
+	// PageSize is the page size of lists. Zero: 500. Negative: no paging.
+	PageSize int
+	// MinWatchTimeout: each watch asks the source to end after a random time
+	// in [MinWatchTimeout, 2×MinWatchTimeout], so clients spread their
+	// reconnects. Zero: 5 minutes.
+	MinWatchTimeout time.Duration
+	// Backoff spaces attempts after failures. Zero: client-go's defaults.
+	Backoff Backoff
+	// MaxInternalErrorRetryDuration: a watch failing with [ErrInternal] is
+	// re-established from the same version (after a backoff delay) for at
+	// most this long before the reflector relists. Zero: 30 s. Negative:
+	// never retried, relist at once.
+	MaxInternalErrorRetryDuration time.Duration
+	// DisableStreamingList turns off streaming lists
+	// ([WatchOptions.SendInitialEvents]). A reflector otherwise tries one
+	// first and falls back to a plain list for good once the source answers
+	// errors.ErrUnsupported.
+	DisableStreamingList bool
+	// StreamingListTimeout: a streaming list whose initial events stall for
+	// this long without the end marker is abandoned for a plain list (client-go
+	// waits forever, kubernetes#135895). Zero: 10 s.
+	StreamingListTimeout time.Duration
+	// ErrorHandler is called with every error the reflector survives: a
+	// failed list or watch (before backing off) and a store write that failed
+	// (the event is then skipped). It runs on the reflector's goroutine, so it
+	// must not block. Zero: log at a verbosity matching the error's class.
+	ErrorHandler func(ctx context.Context, err error)
+}
+
+// Reflector keeps a [ReflectorStore] in step with a [Source]: it lists, then
+// watches from the listed version, re-watches when a watch ends normally,
+// relists when the version has expired, and backs off on failure. It is the
+// typed counterpart of client-go's cache.Reflector.
+//
+// Version choice: the first list asks for [ReadAny]; later lists ask for
+// [ReadNotOlderThan] the last version seen; after [ErrExpired] or
+// [ErrVersionTooLarge] the next list (or streaming list) asks for
+// [ReadLatest], once, then returns to normal.
+type Reflector[T any] struct {
+	opts      ReflectorOptions[T]
+	log       logr.Logger
+	onError   func(ctx context.Context, err error)
+	pageSize  int
+	minWatch  time.Duration
+	maxRetry  time.Duration
+	streamTTL time.Duration
+
+	// mu guards the fields below it.
+	mu                 sync.Mutex
+	lastVersion        string
+	versionUnavailable bool // last request failed with ErrExpired or ErrVersionTooLarge
+	streamUnsupported  bool // the source answered ErrUnsupported to a streaming list
+
+	lists sync.WaitGroup // list goroutines still running; Run waits for them
+}
+
+// NewReflector validates opts and returns a reflector ready to [Reflector.Run].
+//
+// Possible errors: [ErrInvalidOptions].
+func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
+	if opts.Source == nil {
+		return nil, fmt.Errorf("reflector: Source is required: %w", ErrInvalidOptions)
+	}
+	if opts.Store == nil {
+		return nil, fmt.Errorf("reflector: Store is required: %w", ErrInvalidOptions)
+	}
+	if opts.ResyncPeriod < 0 || opts.MinWatchTimeout < 0 || opts.StreamingListTimeout < 0 {
+		return nil, fmt.Errorf("reflector: negative duration: %w", ErrInvalidOptions)
+	}
+	if opts.Name == "" {
+		opts.Name = "reflector"
+	}
+	r := &Reflector[T]{
+		opts:      opts,
+		log:       opts.Logger.WithValues("reflector", opts.Name),
+		pageSize:  opts.PageSize,
+		minWatch:  opts.MinWatchTimeout,
+		maxRetry:  opts.MaxInternalErrorRetryDuration,
+		streamTTL: opts.StreamingListTimeout,
+	}
+	switch {
+	case r.pageSize == 0:
+		r.pageSize = 500
+	case r.pageSize < 0:
+		r.pageSize = 0
+	}
+	if r.minWatch == 0 {
+		r.minWatch = 5 * time.Minute
+	}
+	if r.maxRetry == 0 {
+		r.maxRetry = 30 * time.Second
+	}
+	if r.streamTTL == 0 {
+		r.streamTTL = 10 * time.Second
+	}
+	r.onError = opts.ErrorHandler
+	if r.onError == nil {
+		r.onError = r.logError
+	}
+	return r, nil
+}
+
+// Name returns the reflector's name.
+func (r *Reflector[T]) Name() string { return r.opts.Name }
+
+// LastSyncVersion returns the version of the last list or watch event
+// applied to the store, "" before the first list. Safe for concurrent use.
+func (r *Reflector[T]) LastSyncVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastVersion
+}
+
+func (r *Reflector[T]) setVersion(v string) {
+	r.mu.Lock()
+	r.lastVersion = v
+	r.mu.Unlock()
+}
+
+func (r *Reflector[T]) setVersionUnavailable(u bool) {
+	r.mu.Lock()
+	r.versionUnavailable = u
+	r.mu.Unlock()
+}
+
+// listOptions returns the version choice for the next list.
+func (r *Reflector[T]) listOptions() ListOptions {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.versionUnavailable:
+		return ListOptions{Mode: ReadLatest}
+	case r.lastVersion == "":
+		return ListOptions{Mode: ReadAny}
+	default:
+		return ListOptions{Mode: ReadNotOlderThan, Version: r.lastVersion}
+	}
+}
+
+// Run lists and watches until ctx is done, backing off between failed
+// attempts. It returns nil once ctx is done and every goroutine it started
+// has exited. A panic in the source's List is re-raised on Run's goroutine.
+func (r *Reflector[T]) Run(ctx context.Context) error {
+	defer r.lists.Wait()
+	r.log.V(3).Info("starting reflector")
+	defer r.log.V(3).Info("stopped reflector")
+	backoff := newBackoffTimer(r.opts.Backoff)
+	for {
+		err := r.listAndWatch(ctx, backoff)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			r.onError(ctx, err)
+		}
+		if !sleep(ctx, backoff.delay()) {
+			return nil
+		}
+	}
+}
+
+// ListAndWatch runs one cycle: a list (or streaming list), then watches
+// until a relist is needed or ctx is done. It returns nil when ctx is done,
+// the error that ended the cycle otherwise. [Reflector.Run] calls it in a
+// loop; call it directly only to drive a reflector by hand. A list goroutine
+// may outlive a cancelled ListAndWatch briefly; [Reflector.Run] waits for it.
+func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
+	return r.listAndWatch(ctx, newBackoffTimer(r.opts.Backoff))
+}
+
+func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) error {
+	var w Watcher[T]
+	if r.useStreamingList() {
+		var err error
+		w, err = r.streamingList(ctx, backoff)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, errors.ErrUnsupported) {
+				r.mu.Lock()
+				r.streamUnsupported = true
+				r.mu.Unlock()
+			}
+			if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) {
+				return err
+			}
+			r.log.V(4).Info("streaming list failed, falling back to a plain list", "err", err)
+		}
+	}
+	if w == nil {
+		if err := r.list(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+	r.log.V(2).Info("caches populated", "version", r.LastSyncVersion())
+	return r.watch(ctx, w, backoff)
+}
+
+func (r *Reflector[T]) useStreamingList() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.opts.DisableStreamingList && !r.streamUnsupported
+}
+
+// watchTimeout returns a random timeout in [minWatch, 2×minWatch].
+func (r *Reflector[T]) watchTimeout() time.Duration {
+	return r.minWatch + time.Duration(rand.Int64N(int64(r.minWatch)+1))
+}
+
+// sleep waits for d or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// logError is the default ErrorHandler: the verbosity follows the class.
+func (r *Reflector[T]) logError(_ context.Context, err error) {
+	switch {
+	case errors.Is(err, ErrExpired):
+		r.log.V(4).Info("watch closed: version expired", "err", err)
+	case errors.Is(err, ErrTransient), errors.Is(err, ErrInternal):
+		r.log.V(2).Info("source unavailable, will retry", "err", err)
+	default:
+		var short *VeryShortWatchError
+		if errors.As(err, &short) {
+			r.log.V(1).Info("very short watch", "err", err)
+			return
+		}
+		r.log.Error(err, "list and watch failed")
+	}
+}
+
+// VeryShortWatchError reports a watch that ended normally in under a second
+// without delivering a single event: usually a source or proxy that closes
+// streams at once. The reflector backs off and relists.
+type VeryShortWatchError struct {
+	// Name is the reflector's name.
+	Name string
+}
+
+func (e *VeryShortWatchError) Error() string {
+	return fmt.Sprintf("%s: very short watch: unexpected watch close - watch lasted less than a second and no items received", e.Name)
+}

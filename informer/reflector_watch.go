@@ -1,0 +1,140 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// errWatchEnded is returned by handleWatch when the stream closed normally.
+var errWatchEnded = errors.New("watch ended")
+
+// watch consumes w (or opens a watch from the last version when w is nil)
+// and re-watches from the last version each time a stream ends normally. It
+// returns nil when ctx is done, or the error that calls for a relist.
+func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoffTimer) error {
+	var resync <-chan time.Time
+	if r.opts.ResyncPeriod > 0 {
+		t := time.NewTicker(r.opts.ResyncPeriod)
+		defer t.Stop() // on every exit path
+		resync = t.C
+	}
+	var internalSince, internalLast time.Time // bounded retry of ErrInternal
+	for {
+		if ctx.Err() != nil {
+			if w != nil {
+				w.Stop()
+			}
+			return nil
+		}
+		if w == nil {
+			var err error
+			w, err = r.opts.Source.Watch(ctx, WatchOptions{Version: r.LastSyncVersion(), Timeout: r.watchTimeout()})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if errors.Is(err, ErrTransient) {
+					r.log.V(4).Info("watch failed, backing off", "err", err)
+					if !sleep(ctx, backoff.delay()) {
+						return nil
+					}
+					continue
+				}
+				if errors.Is(err, ErrVersionTooLarge) {
+					r.setVersionUnavailable(true)
+				}
+				return fmt.Errorf("%s: watch: %w", r.opts.Name, err)
+			}
+		}
+		err := r.handleWatch(ctx, w, resync)
+		w.Stop()
+		w = nil
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errWatchEnded):
+			continue // a normal end: re-watch from the last version
+		case errors.Is(err, ErrTransient):
+			r.log.V(2).Info("watch failed, backing off", "err", err)
+			if !sleep(ctx, backoff.delay()) {
+				return nil
+			}
+			continue
+		case errors.Is(err, ErrInternal) && r.maxRetry > 0:
+			now := time.Now()
+			if internalSince.IsZero() || now.Sub(internalLast) > time.Minute {
+				internalSince = now
+			}
+			internalLast = now
+			if now.Sub(internalSince) < r.maxRetry {
+				r.log.V(2).Info("retrying watch after internal error", "err", err)
+				if !sleep(ctx, backoff.delay()) {
+					return nil
+				}
+				continue
+			}
+		case errors.Is(err, ErrVersionTooLarge):
+			r.setVersionUnavailable(true)
+		}
+		return err
+	}
+}
+
+// handleWatch applies the events of one stream to the store until it ends.
+// It returns errWatchEnded (wrapped) for a normal end, a
+// *VeryShortWatchError for a normal end under a second without events, the
+// stream's error for an Error event, or nil when ctx is done.
+func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-chan time.Time) error {
+	start := time.Now()
+	events := 0
+	recorder, _ := r.opts.Store.(VersionRecorder)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-resync:
+			if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
+				if err := r.opts.Store.Resync(); err != nil {
+					r.onError(ctx, fmt.Errorf("%s: resync: %w", r.opts.Name, err))
+				}
+			}
+		case ev, ok := <-w.Events():
+			if !ok {
+				if events == 0 && time.Since(start) < time.Second {
+					return &VeryShortWatchError{Name: r.opts.Name}
+				}
+				return errWatchEnded
+			}
+			var err error
+			switch ev.Type {
+			case Added:
+				err = r.opts.Store.Add(ev.Object)
+			case Modified:
+				err = r.opts.Store.Update(ev.Object)
+			case Deleted:
+				err = r.opts.Store.Delete(ev.Object)
+			case Bookmark:
+			case Error:
+				if ev.Err == nil {
+					ev.Err = errors.New("error event without an error")
+				}
+				return fmt.Errorf("%s: watch: %w", r.opts.Name, ev.Err)
+			default:
+				r.onError(ctx, fmt.Errorf("%s: watch sent an event of unknown type %d at version %q; skipped", r.opts.Name, ev.Type, ev.Version))
+				continue
+			}
+			if err != nil {
+				r.onError(ctx, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
+			}
+			events++
+			if ev.Version != "" {
+				r.setVersion(ev.Version)
+				if recorder != nil {
+					recorder.RecordVersion(ev.Version)
+				}
+			}
+		}
+	}
+}

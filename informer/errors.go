@@ -55,3 +55,7 @@ var (
 	// before relisting.
 	ErrInternal = errors.New("informer: internal source error")
 )
+
+// ErrHandlerPanic wraps the value of a panic recovered from a handler. The
+// handler's goroutine goes on with its next notification.
+var ErrHandlerPanic = errors.New("informer: handler panicked")

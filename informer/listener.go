@@ -1,0 +1,195 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/ginformer/ginformer/internal/ringbuf"
+)
+
+// listener is one handler registration: its queue and the goroutine that
+// drains it into the handler. The informer's processing loop enqueues; the
+// listener's goroutine delivers, outside every lock.
+//
+// Two queue modes:
+//   - every event (default): a FIFO of notifications, unbounded, each
+//     delivered as it happened;
+//   - coalescing: at most one pending notification per key, merged by
+//     [notification.merge]; keys are delivered in the order they first became
+//     pending. Memory is proportional to the number of distinct keys pending.
+type listener[K comparable, T any] struct {
+	handler  Handler[K, T]
+	name     string
+	coalesce bool
+	onPanic  func(name string, err error)
+
+	// mu guards the queues and stopped.
+	mu      sync.Mutex
+	queue   ringbuf.Ring[notification[K, T]] // every-event mode
+	order   ringbuf.Ring[pendingRef[K]]      // coalescing mode: delivery order
+	pending map[K]*notification[K, T]        // coalescing mode: one per key
+	stopped bool
+
+	wake   chan struct{} // cap 1: something was enqueued
+	stop   chan struct{} // closed to stop the goroutine
+	done   chan struct{} // closed when the goroutine has exited
+	synced chan struct{} // closed once the noteSynced marker was delivered
+}
+
+// pendingRef is an entry of the coalescing order: a key, or the sync marker.
+type pendingRef[K comparable] struct {
+	key    K
+	marker bool
+}
+
+func newListener[K comparable, T any](h Handler[K, T], name string, coalesce bool, onPanic func(string, error)) *listener[K, T] {
+	l := &listener[K, T]{
+		handler:  h,
+		name:     name,
+		coalesce: coalesce,
+		onPanic:  onPanic,
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		synced:   make(chan struct{}),
+	}
+	if coalesce {
+		l.pending = make(map[K]*notification[K, T])
+	}
+	return l
+}
+
+// enqueueLocked adds n to the queue. The caller holds l.mu.
+func (l *listener[K, T]) enqueueLocked(n notification[K, T]) {
+	if l.stopped {
+		return
+	}
+	switch {
+	case !l.coalesce:
+		l.queue.Push(n)
+	case n.kind == noteSynced:
+		l.order.Push(pendingRef[K]{marker: true})
+	default:
+		if p, ok := l.pending[n.key]; ok {
+			p.merge(n)
+			return // already in the order: keeps its place
+		}
+		p := new(notification[K, T])
+		*p = n
+		l.pending[n.key] = p
+		l.order.Push(pendingRef[K]{key: n.key})
+	}
+}
+
+// enqueue adds notifications and wakes the goroutine.
+func (l *listener[K, T]) enqueue(ns ...notification[K, T]) {
+	l.mu.Lock()
+	for _, n := range ns {
+		l.enqueueLocked(n)
+	}
+	l.mu.Unlock()
+	l.signal()
+}
+
+func (l *listener[K, T]) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// backlog returns the number of notifications (every-event mode) or keys
+// (coalescing mode) waiting for the handler.
+func (l *listener[K, T]) backlog() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.coalesce {
+		return l.order.Len()
+	}
+	return l.queue.Len()
+}
+
+// next pops the next notification, or reports false when the queue is empty.
+func (l *listener[K, T]) next() (notification[K, T], bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.coalesce {
+		return l.queue.Pop()
+	}
+	for {
+		ref, ok := l.order.Pop()
+		if !ok {
+			return notification[K, T]{}, false
+		}
+		if ref.marker {
+			return notification[K, T]{kind: noteSynced}, true
+		}
+		p := l.pending[ref.key]
+		delete(l.pending, ref.key)
+		if p != nil && p.kind != noteNone {
+			return *p, true
+		}
+	}
+}
+
+// run delivers notifications until ctx is done or the listener is stopped.
+// Notifications still queued then are dropped.
+func (l *listener[K, T]) run(ctx context.Context) {
+	defer close(l.done)
+	defer func() {
+		l.mu.Lock()
+		l.stopped = true
+		l.queue.Clear()
+		l.order.Clear()
+		clear(l.pending)
+		l.mu.Unlock()
+	}()
+	for {
+		n, ok := l.next()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.stop:
+				return
+			case <-l.wake:
+				continue
+			}
+		}
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		l.deliver(n)
+	}
+}
+
+// deliver calls the handler for one notification, recovering a panic so the
+// listener goes on with the next one.
+func (l *listener[K, T]) deliver(n notification[K, T]) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.onPanic(l.name, fmt.Errorf("%w: handler %q panicked: %v\n%s", ErrHandlerPanic, l.name, p, debug.Stack()))
+		}
+	}()
+	switch n.kind {
+	case noteAdd:
+		l.handler.OnAdd(n.obj, n.initial)
+	case noteUpdate:
+		l.handler.OnUpdate(n.old, n.obj)
+	case noteDelete:
+		l.handler.OnDelete(Deletion[K, T]{Key: n.key, Object: n.obj, FinalStateUnknown: n.unknown})
+	case noteReplaced:
+		l.handler.OnDelete(Deletion[K, T]{Key: n.key, Object: n.old, FinalStateUnknown: n.unknown})
+		l.handler.OnAdd(n.obj, n.initial)
+	case noteSynced:
+		select {
+		case <-l.synced:
+		default:
+			close(l.synced)
+		}
+	}
+}

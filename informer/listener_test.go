@@ -1,0 +1,198 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func note(kind noteKind, key, obj string) notification[string, string] {
+	return notification[string, string]{kind: kind, key: key, obj: obj}
+}
+
+func TestNotificationMergeRules(t *testing.T) {
+	add, upd, del := noteAdd, noteUpdate, noteDelete
+	tests := []struct {
+		name string
+		in   []notification[string, string]
+		want notification[string, string]
+	}{
+		{"add+update=add of newest", []notification[string, string]{note(add, "k", "v1"), {kind: upd, key: "k", old: "v1", obj: "v2"}},
+			note(add, "k", "v2")},
+		{"add+delete=nothing", []notification[string, string]{note(add, "k", "v1"), note(del, "k", "v1")},
+			notification[string, string]{kind: noteNone, key: "k"}},
+		{"update+update keeps first old", []notification[string, string]{{kind: upd, key: "k", old: "v1", obj: "v2"}, {kind: upd, key: "k", old: "v2", obj: "v3"}},
+			notification[string, string]{kind: upd, key: "k", old: "v1", obj: "v3"}},
+		{"update+delete=delete", []notification[string, string]{{kind: upd, key: "k", old: "v1", obj: "v2"}, note(del, "k", "v2")},
+			note(del, "k", "v2")},
+		{"delete+add=replaced", []notification[string, string]{note(del, "k", "v1"), note(add, "k", "w1")},
+			notification[string, string]{kind: noteReplaced, key: "k", old: "v1", obj: "w1"}},
+		{"replaced+update", []notification[string, string]{note(del, "k", "v1"), note(add, "k", "w1"), {kind: upd, key: "k", old: "w1", obj: "w2"}},
+			notification[string, string]{kind: noteReplaced, key: "k", old: "v1", obj: "w2"}},
+		{"replaced+delete=delete", []notification[string, string]{note(del, "k", "v1"), note(add, "k", "w1"), note(del, "k", "w1")},
+			note(del, "k", "w1")},
+		{"add+delete+add=add", []notification[string, string]{note(add, "k", "v1"), note(del, "k", "v1"), note(add, "k", "v2")},
+			note(add, "k", "v2")},
+		{"delete unknown then delete known keeps known", []notification[string, string]{{kind: del, key: "k", obj: "v1"}, {kind: del, key: "k", obj: "v0", unknown: true}},
+			note(del, "k", "v1")},
+		{"delete known... then unknown replaced by known", []notification[string, string]{{kind: del, key: "k", obj: "v0", unknown: true}, {kind: del, key: "k", obj: "v1"}},
+			note(del, "k", "v1")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.in[0]
+			for _, n := range tt.in[1:] {
+				p.merge(n)
+			}
+			assert.Equal(t, tt.want, p)
+		})
+	}
+}
+
+// recorder is a Handler[string, string] that logs calls and can be stalled.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string
+	gate  chan struct{} // if non-nil, each call waits for a receive from it
+	panic string        // a call whose object equals this panics
+}
+
+func (r *recorder) log(s, obj string) {
+	if r.gate != nil {
+		<-r.gate
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, s)
+	r.mu.Unlock()
+	if obj != "" && obj == r.panic {
+		panic("boom on " + obj)
+	}
+}
+func (r *recorder) OnAdd(obj string, initial bool) {
+	if initial {
+		r.log("add* "+obj, obj)
+		return
+	}
+	r.log("add "+obj, obj)
+}
+func (r *recorder) OnUpdate(old, new string) { r.log("update "+old+"->"+new, new) }
+func (r *recorder) OnDelete(d Deletion[string, string]) {
+	s := "delete " + d.Key + "=" + d.Object
+	if d.FinalStateUnknown {
+		s += "?"
+	}
+	r.log(s, d.Object)
+}
+func (r *recorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.calls...)
+}
+
+func startListener(t *testing.T, l *listener[string, string]) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { l.run(ctx) })
+	return func() { cancel(); wg.Wait() }
+}
+
+func TestListenerEveryEventInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{}
+		l := newListener[string, string](h, "h", false, nil)
+		stop := startListener(t, l)
+		l.enqueue(note(noteAdd, "a", "a1"), notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"},
+			notification[string, string]{kind: noteAdd, key: "b", obj: "b1", initial: true}, note(noteDelete, "a", "a2"), notification[string, string]{kind: noteSynced})
+		synctest.Wait()
+		assert.Equal(t, []string{"add a1", "update a1->a2", "add* b1", "delete a=a2"}, h.got())
+		select {
+		case <-l.synced:
+		default:
+			t.Error("sync marker not delivered")
+		}
+		stop()
+	})
+}
+
+func TestListenerCoalescingStalledHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{gate: make(chan struct{})}
+		l := newListener[string, string](h, "h", true, nil)
+		stop := startListener(t, l)
+		l.enqueue(note(noteAdd, "x", "x0")) // taken by the goroutine, which then stalls in the handler
+		synctest.Wait()
+		l.enqueue(
+			note(noteAdd, "a", "a1"),
+			notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"},
+			note(noteAdd, "b", "b1"), note(noteDelete, "b", "b1"), // never seen: cancels out
+			notification[string, string]{kind: noteUpdate, key: "x", old: "x0", obj: "x1"},
+			note(noteDelete, "x", "x1"), // update then delete: delete, never lost
+			note(noteAdd, "c", "c1"),
+		)
+		assert.Equal(t, 4, l.backlog(), "one entry per distinct key (b's cancelled entry included)")
+		close(h.gate)
+		synctest.Wait()
+		assert.Equal(t, []string{"add x0", "add a2", "delete x=x1", "add c1"}, h.got())
+		assert.Equal(t, 0, l.backlog())
+		stop()
+	})
+}
+
+func TestListenerCoalescingMemoryIsBoundedByKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		h := &recorder{gate: gate}
+		l := newListener[string, string](h, "h", true, nil)
+		stop := startListener(t, l)
+		keys := make([]string, 100)
+		for i := range keys {
+			keys[i] = string(rune('A'+i%26)) + string(rune('a'+i/26))
+		}
+		l.enqueue(note(noteAdd, "first", "v"))
+		synctest.Wait() // the handler is now stalled
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range 1_000_000 {
+			k := keys[i%len(keys)]
+			switch i % 3 {
+			case 0:
+				l.enqueue(note(noteAdd, k, k))
+			case 1:
+				l.enqueue(notification[string, string]{kind: noteUpdate, key: k, old: k, obj: k})
+			case 2:
+				l.enqueue(note(noteDelete, k, k))
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		assert.LessOrEqual(t, l.backlog(), len(keys))
+		growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		assert.Less(t, growth, int64(1<<20), "heap grew by %d bytes for 10^6 events", growth)
+		close(gate)
+		synctest.Wait()
+		stop()
+	})
+}
+
+func TestListenerRecoversPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{panic: "bad"}
+		var errs []error
+		l := newListener[string, string](h, "h", false, func(name string, err error) { errs = append(errs, err) })
+		stop := startListener(t, l)
+		l.enqueue(note(noteAdd, "a", "bad"), note(noteAdd, "b", "good"))
+		synctest.Wait()
+		stop()
+		assert.Equal(t, []string{"add bad", "add good"}, h.got(), "the next notification is still delivered")
+		require.Len(t, errs, 1)
+		assert.True(t, errors.Is(errs[0], ErrHandlerPanic))
+		assert.Contains(t, errs[0].Error(), "boom on bad")
+	})
+}

@@ -56,6 +56,10 @@ var (
 	ErrInternal = errors.New("informer: internal source error")
 )
 
+// ErrTransform wraps an error (or recovered panic) of a user transform
+// function. The object it was given is not stored.
+var ErrTransform = errors.New("informer: transform function failed")
+
 // ErrHandlerPanic wraps the value of a panic recovered from a handler. The
 // handler's goroutine goes on with its next notification.
 var ErrHandlerPanic = errors.New("informer: handler panicked")

@@ -75,6 +75,9 @@ type ReflectorOptions[T any] struct {
 	// (the event is then skipped). It runs on the reflector's goroutine, so it
 	// must not block. Zero: log at a verbosity matching the error's class.
 	ErrorHandler func(ctx context.Context, err error)
+	// Metrics receives the reflector's counts (events, relists, watch
+	// restarts, errors by class), labelled with Name. Zero: [NoopMetrics].
+	Metrics Metrics
 }
 
 // Reflector keeps a [ReflectorStore] in step with a [Source]: it lists, then
@@ -119,6 +122,9 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 	}
 	if opts.Name == "" {
 		opts.Name = "reflector"
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NoopMetrics{}
 	}
 	r := &Reflector[T]{
 		opts:      opts,
@@ -201,6 +207,7 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
+			r.opts.Metrics.Error(r.opts.Name, errorClass(err))
 			r.onError(ctx, err)
 		}
 		if !sleep(ctx, backoff.delay()) {
@@ -288,6 +295,21 @@ func (r *Reflector[T]) logError(_ context.Context, err error) {
 		}
 		r.log.Error(err, "list and watch failed")
 	}
+}
+
+// errorClass maps a list or watch error onto its metrics class.
+func errorClass(err error) ErrorClass {
+	switch {
+	case errors.Is(err, ErrExpired), errors.Is(err, ErrVersionTooLarge):
+		return ErrorClassExpired
+	case errors.Is(err, ErrTransient):
+		return ErrorClassTransient
+	case errors.Is(err, ErrInternal):
+		return ErrorClassInternal
+	case errors.Is(err, ErrKeyFunc), errors.Is(err, ErrIndexFunc), errors.Is(err, ErrTransform):
+		return ErrorClassStore
+	}
+	return ErrorClassListWatch
 }
 
 // VeryShortWatchError reports a watch that ended normally in under a second

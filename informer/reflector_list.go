@@ -51,6 +51,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		return fmt.Errorf("%s: replace store with list at version %q: %w", r.opts.Name, res.version, err)
 	}
 	r.setVersion(res.version)
+	r.opts.Metrics.Relisted(r.opts.Name)
 	return nil
 }
 
@@ -129,6 +130,7 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 			return nil, fmt.Errorf("%s: replace store with streamed list at version %q: %w", r.opts.Name, version, err)
 		}
 		r.setVersion(version)
+		r.opts.Metrics.Relisted(r.opts.Name)
 		return w, nil
 	}
 }

@@ -21,6 +21,10 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		resync = t.C
 	}
 	var internalSince, internalLast time.Time // bounded retry of ErrInternal
+	restarts := 0
+	if w != nil {
+		restarts = 1 // the stream of a streaming list
+	}
 	for {
 		if ctx.Err() != nil {
 			if w != nil {
@@ -29,6 +33,10 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			return nil
 		}
 		if w == nil {
+			if restarts > 0 {
+				r.opts.Metrics.WatchRestarted(r.opts.Name)
+			}
+			restarts++
 			var err error
 			w, err = r.opts.Source.Watch(ctx, WatchOptions{Version: r.LastSyncVersion(), Timeout: r.watchTimeout()})
 			if err != nil {
@@ -107,6 +115,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				}
 				return errWatchEnded
 			}
+			r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
 			var err error
 			switch ev.Type {
 			case Added:
@@ -126,6 +135,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				continue
 			}
 			if err != nil {
+				r.opts.Metrics.Error(r.opts.Name, ErrorClassStore)
 				r.onError(ctx, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
 			}
 			events++

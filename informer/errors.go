@@ -31,6 +31,10 @@ var (
 	// newer deltas for the same key that arrived meanwhile.
 	ErrRequeue = errors.New("informer: requeue")
 
+	// ErrAlreadyStarted is returned by Run on an informer or group that has
+	// already been started: each runs once.
+	ErrAlreadyStarted = errors.New("informer: already started")
+
 	// ErrInvalidOptions is wrapped by constructors when their Options fail
 	// validation.
 	ErrInvalidOptions = errors.New("informer: invalid options")

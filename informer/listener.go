@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/ginformer/ginformer/internal/ringbuf"
 )
@@ -24,6 +25,7 @@ type listener[K comparable, T any] struct {
 	name     string
 	coalesce bool
 	onPanic  func(name string, err error)
+	resync   time.Duration // zero: never resynced
 
 	// mu guards the queues and stopped.
 	mu      sync.Mutex
@@ -32,10 +34,11 @@ type listener[K comparable, T any] struct {
 	pending map[K]*notification[K, T]        // coalescing mode: one per key
 	stopped bool
 
-	wake   chan struct{} // cap 1: something was enqueued
-	stop   chan struct{} // closed to stop the goroutine
-	done   chan struct{} // closed when the goroutine has exited
-	synced chan struct{} // closed once the noteSynced marker was delivered
+	wake     chan struct{} // cap 1: something was enqueued
+	stop     chan struct{} // closed by close() to stop the goroutine
+	stopOnce sync.Once
+	done     chan struct{} // closed when the goroutine has exited
+	synced   chan struct{} // closed once the noteSynced marker was delivered
 }
 
 // pendingRef is an entry of the coalescing order: a key, or the sync marker.
@@ -93,6 +96,17 @@ func (l *listener[K, T]) enqueue(ns ...notification[K, T]) {
 	l.signal()
 }
 
+// close stops the listener's goroutine; queued notifications are dropped.
+// It is idempotent and does not wait: receive from l.done for that.
+func (l *listener[K, T]) close() {
+	l.stopOnce.Do(func() {
+		l.mu.Lock()
+		l.stopped = true
+		l.mu.Unlock()
+		close(l.stop)
+	})
+}
+
 func (l *listener[K, T]) signal() {
 	select {
 	case l.wake <- struct{}{}:
@@ -105,6 +119,10 @@ func (l *listener[K, T]) signal() {
 func (l *listener[K, T]) backlog() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.backlogLocked()
+}
+
+func (l *listener[K, T]) backlogLocked() int {
 	if l.coalesce {
 		return l.order.Len()
 	}

@@ -1,0 +1,30 @@
+package informer
+
+import "iter"
+
+// Lister is the read-only view of a cache: the query half of [Indexer],
+// which implements it. A [SharedInformer] hands it out so that readers cannot
+// write into the cache behind the informer's back.
+//
+// Iterators are weakly consistent and never hold a lock while yielding; see
+// [Indexer] for the exact guarantee. Safe for concurrent use.
+type Lister[K comparable, T any] interface {
+	// Get returns the object stored under key.
+	Get(key K) (T, bool)
+	// Len returns the number of objects.
+	Len() int
+	// All yields every key and object, in no specified order.
+	All() iter.Seq2[K, T]
+	// Keys yields every key, in no specified order.
+	Keys() iter.Seq[K]
+	// List returns a copy of every object, taken as one consistent snapshot.
+	List() []T
+	// ByIndex yields the objects whose index values include value.
+	ByIndex(index, value string) (iter.Seq2[K, T], error)
+	// IndexKeys yields the keys of the objects whose index values include value.
+	IndexKeys(index, value string) (iter.Seq[K], error)
+	// IndexValues yields every value the index currently holds.
+	IndexValues(index string) (iter.Seq[string], error)
+	// Index yields the objects sharing at least one index value with obj.
+	Index(index string, obj T) (iter.Seq2[K, T], error)
+}

@@ -1,0 +1,175 @@
+package informer
+
+import (
+	"fmt"
+	"time"
+)
+
+// HandlerOptions configures one handler registration. The zero value is the
+// default: every event delivered, the informer's resync period.
+type HandlerOptions struct {
+	// Name identifies the handler in logs and metrics. Zero: "handler-N".
+	Name string
+	// ResyncPeriod: every period the handler receives OnUpdate(obj, obj) for
+	// every cached object. Zero: the informer's ResyncPeriod. Negative:
+	// never. A period shorter than the informer's resync check interval
+	// (fixed when the informer starts) is raised to it.
+	ResyncPeriod time.Duration
+	// Coalesce bounds the handler's backlog by the number of distinct keys:
+	// while the handler is behind, pending notifications for the same key
+	// merge so that it receives the latest state (see the rules below).
+	// Zero: every event is queued and delivered, without bound.
+	//
+	// The merge rules, for a key with a notification still pending:
+	//   - add then update → add of the newest state;
+	//   - add then delete → nothing (the handler never saw the object);
+	//   - update then update → update from the state the handler saw;
+	//   - update then delete → delete (with the last known state);
+	//   - delete then add → delete of the old object, then add of the new.
+	// A deletion of an object the handler saw is never lost. Keys are
+	// delivered in the order they first became pending.
+	Coalesce bool
+}
+
+// Registration is a handler added to a [SharedInformer].
+type Registration[K comparable, T any] struct {
+	inf *SharedInformer[K, T]
+	l   *listener[K, T]
+}
+
+// AddHandler registers h. Before Run, h will receive the first list as
+// initial adds; after Run has started, it first receives the current contents
+// of the cache as initial adds (isInInitialList true), then every later
+// change, with no gap and no duplicate. h gets its own goroutine and queue.
+//
+// Possible errors: [ErrClosed] (the informer has stopped).
+func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions) (*Registration[K, T], error) {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.runCtx != nil && inf.runCtx.Err() != nil {
+		return nil, fmt.Errorf("informer %q: add handler: %w", inf.name, ErrClosed)
+	}
+	inf.handlerN++
+	if opts.Name == "" {
+		opts.Name = fmt.Sprintf("handler-%d", inf.handlerN)
+	}
+	l := newListener(h, opts.Name, opts.Coalesce, inf.handlerPanicked)
+	period := opts.ResyncPeriod
+	if period == 0 {
+		period = inf.resync
+	}
+	if period > 0 {
+		inf.resyncMu.Lock()
+		inf.resyncNext[l] = time.Now().Add(period)
+		inf.resyncMu.Unlock()
+		l.resync = period
+	}
+	if inf.started {
+		// The processing loop is paused (we hold mu): what the cache holds
+		// now is exactly what the handler has not been told yet.
+		initial := make([]notification[K, T], 0, inf.indexer.Len()+1)
+		for key, obj := range inf.indexer.All() {
+			initial = append(initial, notification[K, T]{kind: noteAdd, key: key, obj: obj, initial: true})
+		}
+		if inf.synced {
+			initial = append(initial, notification[K, T]{kind: noteSynced})
+		}
+		l.enqueue(initial...)
+		inf.startListenerLocked(l)
+	}
+	inf.listeners = append(inf.listeners, l)
+	return &Registration[K, T]{inf: inf, l: l}, nil
+}
+
+// startListenerLocked starts l's goroutine under the informer's run context.
+func (inf *SharedInformer[K, T]) startListenerLocked(l *listener[K, T]) {
+	ctx := inf.runCtx
+	inf.handlerWG.Go(func() { l.run(ctx) })
+}
+
+func (inf *SharedInformer[K, T]) handlerPanicked(name string, err error) {
+	inf.metrics.Error(inf.name, ErrorClassHandler)
+	inf.report(err)
+}
+
+// HasSynced reports whether the handler has processed the informer's
+// initial list (or, if added late, the contents it received on joining).
+func (r *Registration[K, T]) HasSynced() bool {
+	select {
+	case <-r.l.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced returns a channel closed once [Registration.HasSynced] is true.
+func (r *Registration[K, T]) Synced() <-chan struct{} { return r.l.synced }
+
+// Backlog returns the number of notifications waiting for the handler (with
+// Coalesce: the number of keys).
+func (r *Registration[K, T]) Backlog() int { return r.l.backlog() }
+
+// Remove unregisters the handler and blocks until its goroutine has exited;
+// notifications still queued for it are dropped. It is idempotent. Do not
+// call it from the handler itself: that would wait for itself.
+func (r *Registration[K, T]) Remove() {
+	inf := r.inf
+	inf.mu.Lock()
+	for i, l := range inf.listeners {
+		if l == r.l {
+			inf.listeners = append(inf.listeners[:i], inf.listeners[i+1:]...)
+			break
+		}
+	}
+	started := inf.started
+	inf.mu.Unlock()
+	inf.resyncMu.Lock()
+	delete(inf.resyncNext, r.l)
+	delete(inf.resyncDue, r.l)
+	inf.resyncMu.Unlock()
+	r.l.close()
+	if started {
+		<-r.l.done
+	}
+}
+
+// reflectorResyncLocked returns the reflector's resync check interval: the
+// shortest resync period among the informer and the handlers registered so
+// far, zero if none resyncs.
+func (inf *SharedInformer[K, T]) reflectorResyncLocked() time.Duration {
+	p := inf.resync
+	for _, l := range inf.listeners {
+		if l.resync > 0 && (p == 0 || l.resync < p) {
+			p = l.resync
+		}
+	}
+	if p > 0 && p < time.Second {
+		p = time.Second
+	}
+	return p
+}
+
+// shouldResync is the reflector's ShouldResync, called at each resync tick:
+// it recomputes the set of handlers due for resync and reports whether it is
+// empty. The Sync deltas of that resync go to exactly that set.
+func (inf *SharedInformer[K, T]) shouldResync() bool {
+	now := time.Now()
+	inf.resyncMu.Lock()
+	defer inf.resyncMu.Unlock()
+	clear(inf.resyncDue)
+	for l, next := range inf.resyncNext {
+		if !now.Before(next) {
+			inf.resyncDue[l] = true
+			inf.resyncNext[l] = now.Add(l.resync)
+		}
+	}
+	return len(inf.resyncDue) > 0
+}
+
+// resyncing reports whether l is due for the resync in progress.
+func (inf *SharedInformer[K, T]) resyncing(l *listener[K, T]) bool {
+	inf.resyncMu.Lock()
+	defer inf.resyncMu.Unlock()
+	return inf.resyncDue[l]
+}

@@ -6,7 +6,7 @@ import "github.com/ginformer/ginformer/informer"
 // revision rev.
 type record[K comparable, T any] struct {
 	rev     int64
-	version string // rev formatted, shared by every watcher's event
+	version string             // rev formatted, shared by every watcher's event
 	typ     informer.EventType // Added, Modified or Deleted
 	key     K
 	sortKey string

@@ -79,6 +79,9 @@ func (s *Store[K, T]) snapshotAt(rev int64) (*snapshot[T], error) {
 		s.mu.Unlock()
 		return snap, nil
 	}
+	if rev == s.rev && s.order != nil && !s.createdOverflow {
+		return s.mergeSnapshotLocked(rev) // unlocks
+	}
 	items := make([]item[K, T], 0, len(s.objects))
 	for _, e := range s.objects {
 		items = append(items, item[K, T]{key: e.key, sortKey: e.sortKey, obj: e.obj, e: e})
@@ -98,24 +101,66 @@ func (s *Store[K, T]) snapshotAt(rev int64) (*snapshot[T], error) {
 		items = rewind(items, undo)
 	}
 	s.sortItems(items) // user code (Compare): outside the lock
+	return s.install(rev, items, len(undo) == 0, gen), nil
+}
+
+// mergeSnapshotLocked builds the current snapshot from the cached order,
+// less the deleted entries, merged with the entries created since, sorted
+// outside the lock. It is called with s.mu held and unlocks it.
+func (s *Store[K, T]) mergeSnapshotLocked(rev int64) (*snapshot[T], error) {
+	kept := make([]item[K, T], 0, len(s.objects))
+	for _, e := range s.order {
+		if !e.deleted {
+			kept = append(kept, item[K, T]{key: e.key, sortKey: e.sortKey, obj: e.obj, e: e})
+		}
+	}
+	var added []item[K, T]
+	for _, e := range s.created {
+		if !e.deleted {
+			added = append(added, item[K, T]{key: e.key, sortKey: e.sortKey, obj: e.obj, e: e})
+		}
+	}
+	gen := s.structGen
+	s.mu.Unlock()
+
+	s.sortItems(added)
+	items := make([]item[K, T], 0, len(kept)+len(added))
+	i, j := 0, 0
+	for i < len(kept) && j < len(added) {
+		if s.compareItems(added[j], kept[i]) < 0 {
+			items = append(items, added[j])
+			j++
+		} else {
+			items = append(items, kept[i])
+			i++
+		}
+	}
+	items = append(append(items, kept[i:]...), added[j:]...)
+	return s.install(rev, items, true, gen), nil
+}
+
+// install turns sorted items into a cached snapshot at rev. current says the
+// items are the live entries as of structGen gen: if no create or delete
+// happened since, they also become the cached key order.
+func (s *Store[K, T]) install(rev int64, items []item[K, T], current bool, gen uint64) *snapshot[T] {
 	snap := &snapshot[T]{rev: rev, items: make([]T, len(items))}
 	for i := range items {
 		snap.items[i] = items[i].obj
 	}
-
 	s.mu.Lock()
-	if len(undo) == 0 && s.structGen == gen {
+	if current && s.structGen == gen {
 		order := make([]*entry[K, T], len(items))
 		for i := range items {
 			order[i] = items[i].e
 		}
 		s.order, s.orderGen = order, gen
+		s.created, s.createdOverflow = nil, false
 	}
 	if rev >= s.compactRev {
 		s.snaps.put(snap)
 	}
 	s.mu.Unlock()
-	return snap, nil
+	return snap
 }
 
 // checkReadableLocked says whether the state at rev can be read.
@@ -154,9 +199,13 @@ func rewind[K comparable, T any](items []item[K, T], undo []record[K, T]) []item
 
 // sortItems orders items by key.
 func (s *Store[K, T]) sortItems(items []item[K, T]) {
+	slices.SortFunc(items, s.compareItems)
+}
+
+// compareItems orders two items by key: Options.Compare or the sort keys.
+func (s *Store[K, T]) compareItems(a, b item[K, T]) int {
 	if c := s.opts.Compare; c != nil {
-		slices.SortFunc(items, func(a, b item[K, T]) int { return c(a.key, b.key) })
-		return
+		return c(a.key, b.key)
 	}
-	slices.SortFunc(items, func(a, b item[K, T]) int { return cmp.Compare(a.sortKey, b.sortKey) })
+	return cmp.Compare(a.sortKey, b.sortKey)
 }

@@ -16,6 +16,7 @@ type entry[K comparable, T any] struct {
 	sortKey string
 	obj     T
 	modRev  int64
+	deleted bool // guarded by Store.mu
 }
 
 // Store is a concurrent, versioned collection of T keyed by K that implements
@@ -39,6 +40,11 @@ type Store[K comparable, T any] struct {
 	// equals structGen, which every create and delete increments.
 	order               []*entry[K, T]
 	orderGen, structGen uint64
+	// created lists the entries created since order was cached, so the next
+	// order is a merge rather than a full sort; nil with createdOverflow
+	// when there were too many to be worth tracking.
+	created         []*entry[K, T]
+	createdOverflow bool
 	// snaps caches recent sorted snapshots for lists and their pages.
 	snaps snapshotCache[T]
 	// watchers is the set of open watches; wg counts their goroutines.
@@ -101,8 +107,10 @@ func (s *Store[K, T]) Put(obj T) (version string, err error) {
 		e.obj, e.modRev = obj, s.rev
 	} else {
 		rec.typ, rec.sortKey = informer.Added, sortKey
-		s.objects[key] = &entry[K, T]{key: key, sortKey: sortKey, obj: obj, modRev: s.rev}
+		e := &entry[K, T]{key: key, sortKey: sortKey, obj: obj, modRev: s.rev}
+		s.objects[key] = e
 		s.structGen++
+		s.trackCreatedLocked(e)
 	}
 	s.appendLocked(rec)
 	s.mu.Unlock()
@@ -123,6 +131,7 @@ func (s *Store[K, T]) Delete(key K) (version string, existed bool) {
 	}
 	s.rev++
 	delete(s.objects, key)
+	e.deleted = true
 	s.structGen++
 	rec := record[K, T]{
 		rev: s.rev, version: formatVersion(s.rev), typ: informer.Deleted, key: key, sortKey: e.sortKey,
@@ -225,6 +234,18 @@ func (s *Store[K, T]) appendLocked(rec record[K, T]) {
 		s.snaps.dropOlder(rev)
 	}
 	s.wakeLocked()
+}
+
+// trackCreatedLocked remembers a new entry for the next order merge.
+func (s *Store[K, T]) trackCreatedLocked(e *entry[K, T]) {
+	if s.createdOverflow {
+		return
+	}
+	if len(s.created) >= max(1024, len(s.order)/4) {
+		s.created, s.createdOverflow = nil, true
+		return
+	}
+	s.created = append(s.created, e)
 }
 
 // wakeLocked wakes every idle watcher.

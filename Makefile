@@ -13,10 +13,11 @@ vet:
 	$(GO) vet $(addsuffix /...,$(MODULES))
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./informer/ ./internal/...
+	$(GO) test -run '^$$' -bench . -benchmem ./informer/ ./internal/... ./source/...
 
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzIndexer$$' -fuzztime 30s ./informer/
 	$(GO) test -run '^$$' -fuzz '^FuzzDeltaFIFO$$' -fuzztime 30s ./informer/
 	$(GO) test -run '^$$' -fuzz '^FuzzRing$$' -fuzztime 30s ./internal/ringbuf/
+	$(GO) test -run '^$$' -fuzz '^FuzzStore$$' -fuzztime 30s -fuzzminimizetime 10s ./source/memory/

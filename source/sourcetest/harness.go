@@ -1,0 +1,78 @@
+// Package sourcetest is the conformance kit for [informer.Source]
+// implementations: [Run] checks a source against the contract in
+// informer/source.go (versions, pagination, watch ordering, expiry,
+// bookmarks, cancellation, streaming lists, timeouts), through a [Harness]
+// that lets the kit write to the collection behind the source.
+//
+// A source's own tests call it:
+//
+//	func TestConformance(t *testing.T) {
+//		sourcetest.Run(t, func(t *testing.T) sourcetest.Harness[*Obj] { ... })
+//	}
+//
+// Every check runs as a subtest with a fresh harness, waits with bounded
+// deadlines (never sleeps) and fails the test with a description of the
+// offending event or page.
+package sourcetest
+
+import (
+	"context"
+	"time"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// Harness is one isolated collection of a source under test, and the means
+// to change it. The kit names objects with short lowercase strings and
+// expects each write to complete (to be visible to a ReadLatest list and to
+// watches) when its function returns. Fields marked optional may be nil or
+// zero; the checks that need them are skipped.
+type Harness[T any] struct {
+	// Source is the source under test, over an empty collection. Required.
+	Source informer.Source[T]
+
+	// Create creates the object name with generation 1 and returns the
+	// version of the write (the version its watch event carries). Required.
+	Create func(ctx context.Context, name string) (version string, err error)
+	// Update changes the content of the existing object name, incrementing
+	// its generation, and returns the version of the write. Required.
+	Update func(ctx context.Context, name string) (version string, err error)
+	// Delete deletes the existing object name and returns the version of the
+	// write. Required.
+	Delete func(ctx context.Context, name string) (version string, err error)
+
+	// Name returns the name of an object. Required.
+	Name func(obj T) string
+	// Generation returns the generation of an object: 1 after Create, plus
+	// one per Update. Required.
+	Generation func(obj T) int
+
+	// Compact makes every version older than the current one expired: lists
+	// at them, their continue tokens and watches from them must then fail
+	// with [informer.ErrExpired]. Optional.
+	Compact func(ctx context.Context) error
+	// Bookmark asks the source to send soon a Bookmark on every open watch,
+	// carrying the version the watch has caught up to. Optional.
+	Bookmark func(ctx context.Context) error
+	// CompareVersions orders two versions of the source (negative when a is
+	// older). Optional: without it, checks that versions never go backwards
+	// are skipped, since versions are otherwise opaque.
+	CompareVersions func(a, b string) int
+
+	// DisableReadExact says the source does not serve [informer.ReadExact].
+	DisableReadExact bool
+	// DisableStreamingList says the source answers
+	// [informer.WatchOptions.SendInitialEvents] with errors.ErrUnsupported.
+	DisableStreamingList bool
+
+	// WaitTimeout bounds every wait of the kit for an event, a page or a
+	// closed stream. Zero: 10s.
+	WaitTimeout time.Duration
+}
+
+func (h *Harness[T]) wait() time.Duration {
+	if h.WaitTimeout > 0 {
+		return h.WaitTimeout
+	}
+	return 10 * time.Second
+}

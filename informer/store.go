@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -58,6 +59,10 @@ type Indexer[K comparable, T any] struct {
 	// pool recycles *scratch[K, T] buffers of prepared index values.
 	pool sync.Pool
 
+	// writers counts writers waiting for mu; iterators yield the CPU
+	// between chunks while it is non-zero (see rlock).
+	writers atomic.Int32
+
 	// mu guards st, every entry and bucket reachable from it, and
 	// rebuilding.
 	mu sync.RWMutex
@@ -89,11 +94,11 @@ func NewIndexer[K comparable, T any](opts IndexerOptions[K, T]) (*Indexer[K, T],
 // with returns a new index set: d's indexes followed by more, after
 // validating more.
 func (d *indexDefs[T]) with(more []Index[T]) (*indexDefs[T], error) {
-	nd := &indexDefs[T]{byName: make(map[string]int)}
+	nd := &indexDefs[T]{ord1: make(map[string]int)}
 	if d != nil {
 		nd.list = append(nd.list, d.list...)
-		for name, i := range d.byName {
-			nd.byName[name] = i
+		for name, o := range d.ord1 {
+			nd.ord1[name] = o
 		}
 	}
 	for _, ix := range more {
@@ -103,10 +108,10 @@ func (d *indexDefs[T]) with(more []Index[T]) (*indexDefs[T], error) {
 		case ix.Func == nil:
 			return nil, fmt.Errorf("index %q: nil Func: %w", ix.Name, ErrInvalidOptions)
 		}
-		if _, dup := nd.byName[ix.Name]; dup {
+		if nd.ord1[ix.Name] != 0 {
 			return nil, fmt.Errorf("index %q: %w", ix.Name, ErrIndexExists)
 		}
-		nd.byName[ix.Name] = len(nd.list)
+		nd.ord1[ix.Name] = len(nd.list) + 1
 		nd.list = append(nd.list, ix)
 	}
 	return nd, nil
@@ -179,12 +184,12 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 		_, err := s.key(*new(T))
 		return err
 	}
-	s.mu.Lock()
+	s.lock()
 	for s.rebuilding != nil {
 		ch := s.rebuilding
 		s.mu.Unlock()
 		<-ch
-		s.mu.Lock()
+		s.lock()
 	}
 	old := s.defs.Load()
 	defs, err := old.with(indexes)
@@ -216,7 +221,7 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 		for j := first; j < len(defs.list); j++ {
 			if err := appendValues(sc, &defs.list[j], e.key, e.obj); err != nil {
 				s.putScratch(sc)
-				s.mu.Lock()
+				s.lock()
 				finish()
 				return err
 			}
@@ -226,7 +231,7 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	}
 	s.putScratch(sc)
 
-	s.mu.Lock()
+	s.lock()
 	st := &s.st
 	st.indexes = append(st.indexes[:len(st.indexes):len(st.indexes)], make([]map[string]*bucket[K, T], len(indexes))...)
 	for j := first; j < len(defs.list); j++ {
@@ -252,6 +257,13 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	s.defs.Store(defs)
 	finish()
 	return nil
+}
+
+// lock takes the write lock, announcing the writer to iterators (rlock).
+func (s *Indexer[K, T]) lock() {
+	s.writers.Add(1)
+	s.mu.Lock()
+	s.writers.Add(-1)
 }
 
 // Get returns the object stored under key; ok is false if there is none.
@@ -290,3 +302,13 @@ func (s *Indexer[K, T]) List() []T {
 func errIndexNotFound(index string) error {
 	return fmt.Errorf("index %q: %w", index, ErrIndexNotFound)
 }
+
+// indexNotFoundError is errIndexNotFound built without a call, for query
+// methods that must stay small enough to inline.
+type indexNotFoundError struct{ index string }
+
+func (e *indexNotFoundError) Error() string {
+	return "index " + strconv.Quote(e.index) + ": " + ErrIndexNotFound.Error()
+}
+
+func (e *indexNotFoundError) Unwrap() error { return ErrIndexNotFound }

@@ -24,8 +24,11 @@ import "fmt"
 // indexDefs is an immutable index set. AddIndexes replaces it (under mu);
 // its pointer identity serves as the index-set generation.
 type indexDefs[T any] struct {
-	list   []Index[T]
-	byName map[string]int
+	list []Index[T]
+	// ord1 maps an index name to its ordinal in list plus one, so that a
+	// missing name reads as 0 with a single-value lookup (keeps ordOf cheap
+	// enough for ByIndex to inline).
+	ord1 map[string]int
 }
 
 // scratch holds the prepared index values of one write. vals holds every
@@ -172,7 +175,7 @@ func appendValues[K comparable, T any](sc *scratch[K, T], ix *Index[T], key K, o
 // the scratch buffers of ws; the caller does (release).
 func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 	for {
-		s.mu.Lock()
+		s.lock()
 		if ch := s.rebuilding; ch != nil {
 			s.mu.Unlock()
 			<-ch
@@ -255,7 +258,7 @@ func (s *Indexer[K, T]) buildState(objs []T) (state[K, T], *indexDefs[T], error)
 // commitState waits for it.
 func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T) (state[K, T], error) {
 	for {
-		s.mu.Lock()
+		s.lock()
 		if ch := s.rebuilding; ch != nil {
 			s.mu.Unlock()
 			<-ch

@@ -218,13 +218,11 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	sc := s.getScratch()
 	for i, e := range entries {
 		sc.reset()
-		for j := first; j < len(defs.list); j++ {
-			if err := appendValues(sc, &defs.list[j], e.key, e.obj); err != nil {
-				s.putScratch(sc)
-				s.lock()
-				finish()
-				return err
-			}
+		if err := appendValues(sc, defs.list[first:], e.key, e.obj); err != nil {
+			s.putScratch(sc)
+			s.lock()
+			finish()
+			return err
 		}
 		vals[i] = append([]string(nil), sc.vals...)
 		counts[i] = append([]int(nil), sc.ends...)

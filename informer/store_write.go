@@ -126,43 +126,42 @@ func (s *Indexer[K, T]) values(w *write[K, T], defs *indexDefs[T]) error {
 	if defs == nil {
 		return nil
 	}
-	for i := range defs.list {
-		if err := appendValues(sc, &defs.list[i], w.key, w.obj); err != nil {
-			return err
-		}
-	}
-	return nil
+	return appendValues(sc, defs.list, w.key, w.obj)
 }
 
-// appendValues runs one index function on obj, appending its values to
-// sc.vals without duplicates and closing the group in sc.ends. An error or a
-// panic comes back wrapped in ErrIndexFunc, naming the index and the key.
-func appendValues[K comparable, T any](sc *scratch[K, T], ix *Index[T], key K, obj T) (err error) {
-	n := len(sc.vals)
+// appendValues runs the index functions of indexes on obj, in order,
+// appending each one's values to sc.vals without duplicates and closing its
+// group in sc.ends. An error or a panic comes back wrapped in ErrIndexFunc,
+// naming the index and the key (one deferred recover covers every index).
+func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], key K, obj T) (err error) {
+	cur := -1
 	defer func() {
 		if r := recover(); r != nil {
-			sc.vals = sc.vals[:n]
-			err = fmt.Errorf("index %q, key %v: %w: panic: %v", ix.Name, key, ErrIndexFunc, r)
+			err = fmt.Errorf("index %q, key %v: %w: panic: %v", indexes[cur].Name, key, ErrIndexFunc, r)
 		}
 	}()
-	res, err := ix.Func(sc.vals[n:n], obj)
-	if err != nil {
-		return fmt.Errorf("index %q, key %v: %w: %w", ix.Name, key, ErrIndexFunc, err)
-	}
-	sc.vals = append(sc.vals[:n], res...)
-	// Deduplicate the new group in place (index funcs return few values).
-	kept := n
-	for j := n; j < len(sc.vals); j++ {
-		v := sc.vals[j]
-		if containsString(sc.vals[n:kept], v) {
-			continue
+	for i := range indexes {
+		cur = i
+		n := len(sc.vals)
+		res, err := indexes[i].Func(sc.vals[n:n], obj)
+		if err != nil {
+			return fmt.Errorf("index %q, key %v: %w: %w", indexes[i].Name, key, ErrIndexFunc, err)
 		}
-		sc.vals[kept] = v
-		kept++
+		sc.vals = append(sc.vals[:n], res...)
+		// Deduplicate the new group in place (index funcs return few values).
+		kept := n
+		for j := n; j < len(sc.vals); j++ {
+			v := sc.vals[j]
+			if containsString(sc.vals[n:kept], v) {
+				continue
+			}
+			sc.vals[kept] = v
+			kept++
+		}
+		clear(sc.vals[kept:])
+		sc.vals = sc.vals[:kept]
+		sc.ends = append(sc.ends, kept)
 	}
-	clear(sc.vals[kept:])
-	sc.vals = sc.vals[:kept]
-	sc.ends = append(sc.ends, kept)
 	return nil
 }
 

@@ -84,19 +84,30 @@ func (b *bucket[K, T]) remove(e *entry[K, T]) (empty bool) {
 	return len(b.members) == 0
 }
 
+// slot is the value of the entries map: the entry and, again, its object.
+// Keeping the object in the map as well costs 8 bytes per object but lets
+// Get, List, All and Keys read the object without dereferencing the entry:
+// ranging a large map in its own order while chasing a pointer per slot
+// missed the cache on nearly every object (List of 100k objects took about
+// 4x as long).
+type slot[K comparable, T any] struct {
+	e   *entry[K, T]
+	obj T
+}
+
 // state is the stored set: the entries by key and, parallel to the index set
 // (indexDefs.list), one map from value to bucket per index. Replace builds a
 // whole new state and swaps it in, so iterators that captured the old maps
 // finish over the old set.
 type state[K comparable, T any] struct {
-	entries map[K]*entry[K, T]
+	entries map[K]slot[K, T]
 	indexes []map[string]*bucket[K, T]
 }
 
 // newState returns an empty state for n indexes, sized for about size entries.
 func newState[K comparable, T any](n, size int) state[K, T] {
 	st := state[K, T]{
-		entries: make(map[K]*entry[K, T], size),
+		entries: make(map[K]slot[K, T], size),
 		indexes: make([]map[string]*bucket[K, T], n),
 	}
 	for i := range st.indexes {
@@ -126,7 +137,7 @@ func (st *state[K, T]) leave(b *bucket[K, T], e *entry[K, T]) {
 // apply performs one prepared write on st and records the previous object
 // in w.old and w.hadOld. It calls no user code.
 func (st *state[K, T]) apply(w *write[K, T]) {
-	e := st.entries[w.key]
+	e := st.entries[w.key].e
 	if w.del {
 		if e == nil {
 			return
@@ -142,7 +153,7 @@ func (st *state[K, T]) apply(w *write[K, T]) {
 	sc := w.sc
 	if e == nil {
 		e = &entry[K, T]{key: w.key, obj: w.obj}
-		st.entries[w.key] = e
+		st.entries[w.key] = slot[K, T]{e, w.obj}
 		if len(sc.vals) > 0 {
 			e.refs = make([]*bucket[K, T], len(sc.vals))
 			start := 0
@@ -159,6 +170,7 @@ func (st *state[K, T]) apply(w *write[K, T]) {
 	}
 	w.old, w.hadOld = e.obj, true
 	e.obj = w.obj
+	st.entries[w.key] = slot[K, T]{e, w.obj}
 	if !st.sameRefs(e, sc) {
 		st.relink(e, sc)
 	}

@@ -201,8 +201,8 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	s.rebuilding = done
 	// Writers are held off from here on, so the entries cannot change.
 	entries := make([]*entry[K, T], 0, len(s.st.entries))
-	for _, e := range s.st.entries {
-		entries = append(entries, e)
+	for _, sl := range s.st.entries {
+		entries = append(entries, sl.e)
 	}
 	s.mu.Unlock()
 
@@ -267,10 +267,8 @@ func (s *Indexer[K, T]) lock() {
 // Get returns the object stored under key; ok is false if there is none.
 func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
 	s.mu.RLock()
-	e := s.st.entries[key]
-	if e != nil {
-		obj, ok = e.obj, true
-	}
+	sl := s.st.entries[key]
+	obj, ok = sl.obj, sl.e != nil
 	s.mu.RUnlock()
 	return obj, ok
 }
@@ -289,8 +287,8 @@ func (s *Indexer[K, T]) Len() int {
 func (s *Indexer[K, T]) List() []T {
 	s.mu.RLock()
 	out := make([]T, 0, len(s.st.entries))
-	for _, e := range s.st.entries {
-		out = append(out, e.obj)
+	for _, sl := range s.st.entries {
+		out = append(out, sl.obj)
 	}
 	s.mu.RUnlock()
 	return out

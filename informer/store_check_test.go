@@ -117,8 +117,9 @@ func checkInternals(tb testing.TB, s *Indexer[NamespacedKey, *testPod]) {
 		tb.Fatalf("%d index maps for %d indexes", len(s.st.indexes), len(defs.list))
 	}
 	refCount := 0
-	for k, e := range s.st.entries {
-		if e.key != k {
+	for k, sl := range s.st.entries {
+		e := sl.e
+		if e.key != k || sl.obj != e.obj {
 			tb.Fatalf("entry under %v has key %v", k, e.key)
 		}
 		for i, b := range e.refs {

@@ -47,8 +47,8 @@ func (s *Indexer[K, T]) rangeEntries(yield func(K, T) bool) {
 	n := 0
 	s.rlock()
 	m := s.st.entries // a Replace swaps the map: we finish over this one
-	for k, e := range m {
-		buf[n] = kv[K, T]{k, e.obj}
+	for k, sl := range m {
+		buf[n] = kv[K, T]{k, sl.obj}
 		n++
 		if n < chunkSize {
 			continue

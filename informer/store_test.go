@@ -142,13 +142,13 @@ func TestIndexerSameValuesNoBucketWork(t *testing.T) {
 	require.NoError(t, s.Add(pod("ns", "a", "k1=v1", "k2=v2", "k3=v3")))
 	require.NoError(t, s.Add(pod("ns", "b", "k1=v1")))
 	s.mu.RLock()
-	before := slices.Clone(s.st.entries[NamespacedKey{"ns", "a"}].refs)
+	before := slices.Clone(s.st.entries[NamespacedKey{"ns", "a"}].e.refs)
 	s.mu.RUnlock()
 	for range 10 {
 		require.NoError(t, s.Update(pod("ns", "a", "k3=v3", "k1=v1", "k2=v2")))
 	}
 	s.mu.RLock()
-	after := s.st.entries[NamespacedKey{"ns", "a"}].refs
+	after := s.st.entries[NamespacedKey{"ns", "a"}].e.refs
 	s.mu.RUnlock()
 	require.Equal(t, before, after)
 	checkInternals(t, s)

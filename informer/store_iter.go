@@ -286,8 +286,8 @@ func (s *Indexer[K, T]) Index(index string, obj T) (iter.Seq2[K, T], error) {
 		return nil, errIndexNotFound(index)
 	}
 	sc := new(scratch[K, T])
-	var zero K
-	if err := appendValues(sc, d.list[ord:ord+1], zero, obj); err != nil {
+	key, _ := s.key(obj) // only to name obj in an error
+	if err := appendValues(sc, d.list[ord:ord+1], key, obj); err != nil {
 		return nil, err
 	}
 	vals := sc.vals

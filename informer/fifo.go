@@ -229,17 +229,6 @@ func (f *DeltaFIFO[K, T]) pushLocked(key K, s slot[T]) {
 	f.signalLocked()
 }
 
-// addLocked appends d to key's deltas, queueing the key if needed, and
-// returns the resulting slot (already stored).
-func (f *DeltaFIFO[K, T]) addLocked(key K, d Delta[T]) {
-	if s, ok := f.items[key]; ok {
-		s.add(d)
-		f.items[key] = s
-		return
-	}
-	f.pushLocked(key, slot[T]{first: d})
-}
-
 // signalLocked wakes every waiter.
 func (f *DeltaFIFO[K, T]) signalLocked() {
 	if f.wake != nil {

@@ -54,12 +54,15 @@ type DeltaFIFO[K comparable, T any] struct {
 	// mu guards every field below. It is never held while user code (key
 	// functions, process functions) runs.
 	mu sync.Mutex
-	// items holds the queued deltas of each queued key. Every key in items
-	// is in order exactly once, and vice versa.
-	items map[K]slot[T]
-	order ringbuf.Ring[K] // queued keys, oldest first enqueue at the front
-	peak  int             // largest len(items) since items was last made
-	gen   uint32          // incremented by each Replace; see slot.gen
+	// order holds the queued keys with their deltas, oldest first enqueue
+	// at the front. The entry pushed n-th (from 0) has sequence number n;
+	// head is the front entry's. items maps each queued key to its entry's
+	// sequence number: every key in items is in order exactly once.
+	order ringbuf.Ring[entry[K, T]]
+	head  uint64
+	items map[K]uint64
+	peak  int    // largest len(items) since items was last made
+	gen   uint32 // incremented by each Replace; see slot.gen
 
 	populated   bool   // a first Add/Update/Delete/Replace happened
 	initialLeft int    // items of the first Replace not yet processed
@@ -79,6 +82,12 @@ type DeltaFIFO[K comparable, T any] struct {
 	arena      []Delta[T]
 	inflight   map[K]struct{}
 	inflightOK bool
+}
+
+// entry is one queued key and its slot.
+type entry[K comparable, T any] struct {
+	key K
+	slot[T]
 }
 
 // slot is the value of one queued key: its deltas (first inline, so a key
@@ -138,7 +147,7 @@ func NewDeltaFIFO[K comparable, T any](opts DeltaFIFOOptions[K, T]) (*DeltaFIFO[
 		keyFunc: opts.KeyFunc,
 		known:   opts.KnownObjects,
 		synced:  make(chan struct{}),
-		items:   make(map[K]slot[T]),
+		items:   make(map[K]uint64),
 	}, nil
 }
 
@@ -193,10 +202,8 @@ func (f *DeltaFIFO[K, T]) change(t DeltaType, obj T) error {
 		f.mu.Unlock()
 		return nil
 	}
-	s, ok := f.items[key]
-	if ok {
-		s.add(Delta[T]{Type: t, Object: obj})
-		f.items[key] = s
+	if e := f.entryLocked(key); e != nil {
+		e.add(Delta[T]{Type: t, Object: obj})
 	} else {
 		f.pushLocked(key, slot[T]{first: Delta[T]{Type: t, Object: obj}})
 	}
@@ -219,10 +226,20 @@ func (f *DeltaFIFO[K, T]) presentLocked(key K) bool {
 	return false
 }
 
+// entryLocked returns key's queued entry, or nil if the key is not queued.
+// The pointer is valid until order is next pushed or popped.
+func (f *DeltaFIFO[K, T]) entryLocked(key K) *entry[K, T] {
+	seq, ok := f.items[key]
+	if !ok {
+		return nil
+	}
+	return f.order.Ptr(int(seq - f.head))
+}
+
 // pushLocked queues a key that is not queued yet, with slot s, at the tail.
 func (f *DeltaFIFO[K, T]) pushLocked(key K, s slot[T]) {
-	f.items[key] = s
-	f.order.Push(key)
+	f.items[key] = f.head + uint64(f.order.Len())
+	f.order.Push(entry[K, T]{key: key, slot: s})
 	if n := len(f.items); n > f.peak {
 		f.peak = n
 	}
@@ -327,32 +344,28 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 
 	for i, key := range keys {
 		d := Delta[T]{Type: Replaced, Object: objs[i]}
-		s, ok := f.items[key]
-		if ok {
-			s.add(d)
-		} else {
-			s = slot[T]{first: d}
-		}
-		s.gen = gen
-		mark(&s)
-		if ok {
-			f.items[key] = s
-		} else {
-			f.pushLocked(key, s)
-		}
-	}
-	// Queued keys not listed. (Only existing entries change: safe in range.)
-	for key, s := range f.items {
-		if s.gen == gen {
+		if e := f.entryLocked(key); e != nil {
+			e.add(d)
+			e.gen = gen
+			mark(&e.slot)
 			continue
 		}
-		n := s.newest()
+		s := slot[T]{first: d, gen: gen}
+		mark(&s)
+		f.pushLocked(key, s)
+	}
+	// Queued keys not listed, in queue order.
+	for i := range f.order.Len() {
+		e := f.order.Ptr(i)
+		if e.gen == gen {
+			continue
+		}
+		n := e.newest()
 		if n.Type == Deleted {
 			continue
 		}
-		s.add(Delta[T]{Type: Deleted, Object: n.Object, FinalStateUnknown: true})
-		mark(&s)
-		f.items[key] = s
+		e.add(Delta[T]{Type: Deleted, Object: n.Object, FinalStateUnknown: true})
+		mark(&e.slot)
 	}
 	// In-flight keys not queued (so not listed).
 	if f.popping {

@@ -80,15 +80,22 @@ func (k *fakeKnown) apply(key string, ds Deltas[fifoObj]) {
 func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	order := slices.Collect(f.order.All())
+	var order []K
 	items := make(map[K]Deltas[T], len(f.items))
 	initial := make(map[K]bool)
-	for k, s := range f.items {
-		ds := Deltas[T]{s.first}
-		items[k] = append(ds, s.more...)
-		if s.initial {
-			initial[k] = true
+	for e := range f.order.All() {
+		order = append(order, e.key)
+		ds := Deltas[T]{e.first}
+		items[e.key] = append(ds, e.more...)
+		if e.initial {
+			initial[e.key] = true
 		}
+		if seq, ok := f.items[e.key]; !ok || f.order.Ptr(int(seq-f.head)).key != e.key {
+			panic("items and order disagree")
+		}
+	}
+	if len(items) != len(f.items) || len(order) != len(items) {
+		panic("items and order disagree in size")
 	}
 	return order, items, initial
 }

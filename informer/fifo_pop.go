@@ -103,21 +103,21 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], 
 	}
 	batch, arena := f.batch[:0], f.arena[:0]
 	for len(batch) < maxKeys {
-		key, ok := f.order.Pop()
+		e, ok := f.order.Pop()
 		if !ok {
 			break
 		}
-		s := f.items[key]
-		delete(f.items, key)
+		f.head++
+		delete(f.items, e.key)
 		start := len(arena)
-		arena = append(arena, s.first)
-		arena = append(arena, s.more...)
+		arena = append(arena, e.first)
+		arena = append(arena, e.more...)
 		// Full slice expression: later appends to arena never show through.
-		batch = append(batch, Item[K, T]{Key: key, Deltas: arena[start:len(arena):len(arena)], IsInInitialList: s.initial})
+		batch = append(batch, Item[K, T]{Key: e.key, Deltas: arena[start:len(arena):len(arena)], IsInInitialList: e.initial})
 	}
 	if len(f.items) == 0 && f.peak >= 1024 {
 		// Go maps never shrink: drop the big one after a burst.
-		f.items = make(map[K]slot[T])
+		f.items = make(map[K]uint64)
 		f.peak = 0
 	}
 	f.batch, f.arena = batch, arena
@@ -166,8 +166,8 @@ func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T]) {
 	for _, d := range it.Deltas[1:] {
 		ns.add(d)
 	}
-	old, queued := f.items[it.Key]
-	if !queued {
+	old := f.entryLocked(it.Key)
+	if old == nil {
 		f.pushLocked(it.Key, ns)
 		return
 	}
@@ -180,5 +180,5 @@ func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T]) {
 		f.initialLeft-- // both were counted; the merged slot counts once
 	}
 	ns.initial = ns.initial || old.initial
-	f.items[it.Key] = ns
+	old.slot = ns
 }

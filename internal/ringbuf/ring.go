@@ -80,6 +80,17 @@ func (r *Ring[T]) At(i int) T {
 	return r.buf[(r.head+i)&(len(r.buf)-1)]
 }
 
+// Ptr returns a pointer to the i-th item from the front (0 is the oldest),
+// so it can be modified in place. The pointer is valid only until the next
+// Push, Pop or Clear (which may move the items). It panics if i is out of
+// range [0, Len()).
+func (r *Ring[T]) Ptr(i int) *T {
+	if i < 0 || i >= r.n {
+		panic("ringbuf: index out of range")
+	}
+	return &r.buf[(r.head+i)&(len(r.buf)-1)]
+}
+
 // All returns an iterator over the items front to back (oldest first)
 // without removing them. The Ring must not be modified during the
 // iteration. The iterator may be reused; each use reads the current

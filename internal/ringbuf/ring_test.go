@@ -73,6 +73,9 @@ func TestRingAtOutOfRange(t *testing.T) {
 	r.Push(1)
 	require.Panics(t, func() { r.At(1) })
 	require.Panics(t, func() { r.At(-1) })
+	require.Panics(t, func() { r.Ptr(1) })
+	*r.Ptr(0) = 5
+	require.Equal(t, 5, r.At(0))
 }
 
 func TestRingShrink(t *testing.T) {

@@ -335,6 +335,10 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 	gen := f.gen
 	first := !f.populated
 	f.populated = true
+	if len(f.items) == 0 && len(keys) > 64 {
+		f.items = make(map[K]uint64, len(keys)) // presized: no growth steps
+	}
+	f.order.Grow(len(keys))
 	mark := func(s *slot[T]) {
 		if first && !s.initial {
 			s.initial = true

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -78,21 +79,36 @@ func drainSingle(b *testing.B, f *DeltaFIFO[NamespacedKey, *fifoBenchObj]) {
 	}
 }
 
-// perObj runs body b.N times and reports ns/obj and allocs/obj, objs being
-// the number of objects (or updates) one run handles.
+// cpuNanos returns the process's user+system CPU time (all threads,
+// including the garbage collector's).
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// perObj runs body b.N times and reports ns/obj, cpu-ns/obj (CPU time of
+// the whole process, GC included: steadier than wall time on a shared
+// machine), allocs/obj and B/obj, objs being the number of objects (or
+// updates) one run handles.
 func perObj(b *testing.B, objs int, body func()) {
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
+	cpu0 := cpuNanos()
 	for i := 0; i < b.N; i++ {
 		body()
 	}
+	cpu := cpuNanos() - cpu0
 	b.StopTimer()
 	runtime.ReadMemStats(&after)
 	total := float64(b.N) * float64(objs)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/obj")
+	b.ReportMetric(float64(cpu)/total, "cpu-ns/obj")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/obj")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/total, "B/obj")
 }
@@ -158,6 +174,30 @@ func BenchmarkFIFO(b *testing.B) {
 					b.Fatal(err)
 				}
 				drainBatch(b, f)
+			})
+		})
+	}
+}
+
+// BenchmarkFIFOFloor measures, in the same run, what any keyed queue pays
+// at least: inserting N keys into a fresh map and deleting them. Compare the
+// FIFO numbers with it when the machine is noisy.
+func BenchmarkFIFOFloor(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		objs := fifoBenchObjs(n)
+		b.Run("MapInsertDelete/N="+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
+			perObj(b, n, func() {
+				m := make(map[NamespacedKey]uint64)
+				for i, o := range objs {
+					k, _ := fifoBenchKey(o)
+					if _, ok := m[k]; !ok {
+						m[k] = uint64(i)
+					}
+				}
+				for _, o := range objs {
+					k, _ := fifoBenchKey(o)
+					delete(m, k)
+				}
 			})
 		})
 	}

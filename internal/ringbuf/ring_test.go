@@ -105,6 +105,19 @@ func TestRingShrink(t *testing.T) {
 	require.Equal(t, c, r.Cap())
 }
 
+func TestRingGrow(t *testing.T) {
+	var r Ring[int]
+	r.Grow(0)
+	require.Equal(t, 0, r.Cap())
+	r.Push(1)
+	r.Grow(100)
+	require.Equal(t, 128, r.Cap())
+	r.Grow(10)
+	require.Equal(t, 128, r.Cap())
+	v, _ := r.Pop()
+	require.Equal(t, 1, v)
+}
+
 func TestRingSlotZeroing(t *testing.T) {
 	var r Ring[*int]
 	for i := range 40 {

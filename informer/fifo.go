@@ -3,8 +3,6 @@ package informer
 import (
 	"fmt"
 	"sync"
-
-	"github.com/ginformer/ginformer/internal/ringbuf"
 )
 
 // DeltaFIFOOptions configures [NewDeltaFIFO].
@@ -55,11 +53,9 @@ type DeltaFIFO[K comparable, T any] struct {
 	// functions, process functions) runs.
 	mu sync.Mutex
 	// order holds the queued keys with their deltas, oldest first enqueue
-	// at the front. The entry pushed n-th (from 0) has sequence number n;
-	// head is the front entry's. items maps each queued key to its entry's
-	// sequence number: every key in items is in order exactly once.
-	order ringbuf.Ring[entry[K, T]]
-	head  uint64
+	// at the front. items maps each queued key to its entry's sequence
+	// number in order: every key in items is in order exactly once.
+	order entryQueue[K, T]
 	items map[K]uint64
 	peak  int    // largest len(items) since items was last made
 	gen   uint32 // incremented by each Replace; see slot.gen
@@ -233,13 +229,12 @@ func (f *DeltaFIFO[K, T]) entryLocked(key K) *entry[K, T] {
 	if !ok {
 		return nil
 	}
-	return f.order.Ptr(int(seq - f.head))
+	return f.order.at(seq)
 }
 
 // pushLocked queues a key that is not queued yet, with slot s, at the tail.
 func (f *DeltaFIFO[K, T]) pushLocked(key K, s slot[T]) {
-	f.items[key] = f.head + uint64(f.order.Len())
-	f.order.Push(entry[K, T]{key: key, slot: s})
+	f.items[key] = f.order.push(entry[K, T]{key: key, slot: s})
 	if n := len(f.items); n > f.peak {
 		f.peak = n
 	}
@@ -338,7 +333,6 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 	if len(f.items) == 0 && len(keys) > 64 {
 		f.items = make(map[K]uint64, len(keys)) // presized: no growth steps
 	}
-	f.order.Grow(len(keys))
 	mark := func(s *slot[T]) {
 		if first && !s.initial {
 			s.initial = true
@@ -359,8 +353,8 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 		f.pushLocked(key, s)
 	}
 	// Queued keys not listed, in queue order.
-	for i := range f.order.Len() {
-		e := f.order.Ptr(i)
+	for seq := f.order.head; seq < f.order.tail; seq++ {
+		e := f.order.at(seq)
 		if e.gen == gen {
 			continue
 		}
@@ -447,7 +441,7 @@ func (f *DeltaFIFO[K, T]) Synced() <-chan struct{} { return f.synced }
 func (f *DeltaFIFO[K, T]) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.order.Len()
+	return f.order.len()
 }
 
 // LastVersion returns the version given to the last successful Replace, or

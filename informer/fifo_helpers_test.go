@@ -83,14 +83,15 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 	var order []K
 	items := make(map[K]Deltas[T], len(f.items))
 	initial := make(map[K]bool)
-	for e := range f.order.All() {
+	for seq := f.order.head; seq < f.order.tail; seq++ {
+		e := f.order.at(seq)
 		order = append(order, e.key)
 		ds := Deltas[T]{e.first}
 		items[e.key] = append(ds, e.more...)
 		if e.initial {
 			initial[e.key] = true
 		}
-		if seq, ok := f.items[e.key]; !ok || f.order.Ptr(int(seq-f.head)).key != e.key {
+		if s, ok := f.items[e.key]; !ok || s != seq {
 			panic("items and order disagree")
 		}
 	}

@@ -84,7 +84,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], 
 	}
 	maxKeys = max(maxKeys, 1)
 	f.mu.Lock()
-	for f.popping || f.order.Len() == 0 {
+	for f.popping || f.order.len() == 0 {
 		if !f.popping && f.closed {
 			f.mu.Unlock()
 			return nil, ErrClosed
@@ -103,11 +103,10 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], 
 	}
 	batch, arena := f.batch[:0], f.arena[:0]
 	for len(batch) < maxKeys {
-		e, ok := f.order.Pop()
-		if !ok {
+		if f.order.len() == 0 {
 			break
 		}
-		f.head++
+		e := f.order.popFront()
 		delete(f.items, e.key)
 		start := len(arena)
 		arena = append(arena, e.first)

@@ -18,7 +18,10 @@ const maxKeptArena = 1 << 14
 // key is part of the first Replace's population.
 //
 // Pop blocks, on channels, until a key is available, ctx is done or the
-// queue is closed and empty. Pop calls are serialized with each other and
+// queue is closed and empty. If ctx is already done, Pop returns at once
+// without popping. process must not call Pop or PopBatch of the same queue
+// (that call would wait for process to return, forever); other methods are
+// fine. Pop calls are serialized with each other and
 // with PopBatch (see [DeltaFIFO]). If process returns an error e with
 // errors.Is(e, ErrRequeue), the deltas are put back ahead of any newer
 // deltas queued for the key meanwhile (the key joins the tail if it is not
@@ -148,7 +151,7 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) {
 		clear(f.arena)
 		f.arena = f.arena[:0]
 	}
-	if f.inflight != nil {
+	if f.inflightOK {
 		clear(f.inflight)
 	}
 	f.inflightOK = false

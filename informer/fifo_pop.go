@@ -18,16 +18,17 @@ const maxKeptArena = 1 << 14
 // key is part of the first Replace's population.
 //
 // Pop blocks, on channels, until a key is available, ctx is done or the
-// queue is closed and empty. If ctx is already done, Pop returns at once
-// without popping. process must not call Pop or PopBatch of the same queue
-// (that call would wait for process to return, forever); other methods are
-// fine. Pop calls are serialized with each other and
-// with PopBatch (see [DeltaFIFO]). If process returns an error e with
-// errors.Is(e, ErrRequeue), the deltas are put back ahead of any newer
-// deltas queued for the key meanwhile (the key joins the tail if it is not
-// queued) and Pop returns e; any other error from process is returned as
-// is, the deltas counting as processed. If process panics, its deltas are
-// put back as for ErrRequeue and the panic propagates.
+// queue is closed and empty; if ctx is already done it returns at once
+// without popping. Pop calls are serialized with each other and with
+// PopBatch (see [DeltaFIFO]), so process must not call Pop or PopBatch on
+// the same queue (it would wait for itself forever); other methods are fine.
+//
+// If process returns an error e with errors.Is(e, ErrRequeue), the deltas
+// are put back ahead of any newer deltas queued for the key meanwhile (the
+// key joins the tail if it is not queued) and Pop returns e. Any other error
+// from process is returned as is, the deltas counting as processed. If
+// process panics, its deltas are put back as for ErrRequeue and the panic
+// propagates.
 //
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
@@ -49,9 +50,9 @@ func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas De
 	return err
 }
 
-// PopBatch is Pop for up to maxKeys keys at once (maxKeys < 1 means 1): it waits as
-// Pop does, removes up to maxKeys keys from the front of the queue, oldest
-// first, and calls process(batch) without holding the queue lock.
+// PopBatch is Pop for up to maxKeys keys at once (maxKeys < 1 means 1): it
+// waits as Pop does, removes up to maxKeys keys from the front of the queue,
+// oldest first, and calls process(batch) without holding the queue lock.
 //
 // The batch slice and every Item's Deltas are backed by buffers the queue
 // reuses: they are valid only until process returns and must not be

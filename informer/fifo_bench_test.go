@@ -131,6 +131,18 @@ func BenchmarkFIFO(b *testing.B) {
 				drainBatch(b, f)
 			})
 		})
+		b.Run("AddPopBatch-warm/"+sz.name, func(b *testing.B) {
+			// One queue reused: steady state, its map and buffers grown.
+			f := newBenchFIFO(b, nil)
+			perObj(b, sz.n, func() {
+				for _, o := range objs {
+					if err := f.Add(o); err != nil {
+						b.Fatal(err)
+					}
+				}
+				drainBatch(b, f)
+			})
+		})
 		b.Run("AddPop/"+sz.name, func(b *testing.B) {
 			perObj(b, sz.n, func() {
 				f := newBenchFIFO(b, nil)

@@ -9,6 +9,12 @@ import (
 // a larger one is released after its batch.
 const maxKeptArena = 1 << 14
 
+// keepMapMax is the peak number of queued keys above which the key map is
+// dropped and made afresh once the queue drains (Go maps never shrink).
+// Below it the grown map is kept: re-growing it costs more than the
+// couple of MB it holds.
+const keepMapMax = 1 << 16
+
 // Pop waits for a queued key, removes it with all its deltas and calls
 // process(key, deltas, isInInitialList) without holding the queue lock.
 //
@@ -118,8 +124,8 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], 
 		// Full slice expression: later appends to arena never show through.
 		batch = append(batch, Item[K, T]{Key: e.key, Deltas: arena[start:len(arena):len(arena)], IsInInitialList: e.initial})
 	}
-	if len(f.items) == 0 && f.peak >= 1024 {
-		// Go maps never shrink: drop the big one after a burst.
+	if len(f.items) == 0 && f.peak >= keepMapMax {
+		// Go maps never shrink: drop a big one after a burst.
 		f.items = make(map[K]uint64)
 		f.peak = 0
 	}

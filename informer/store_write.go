@@ -61,6 +61,7 @@ type write[K comparable, T any] struct {
 
 	old    T
 	hadOld bool
+	failed bool // set by the informer when a write was refused (see SharedInformer.commitEach)
 }
 
 func (s *Indexer[K, T]) getScratch() *scratch[K, T] {

@@ -64,6 +64,11 @@ type DeltaFIFO[K comparable, T any] struct {
 	initialLeft int    // items of the first Replace not yet processed
 	closed      bool   // Close was called
 	lastVersion string // version given to the last Replace
+	// replaceEnd: every entry with a sequence number below it was queued or
+	// touched by the last Replace, and PopBatch hands them out together
+	// (see PopBatch). Meaningful while replacePending.
+	replaceEnd     uint64
+	replacePending bool
 
 	// wake is made by a waiter when it needs one and closed (and reset to
 	// nil) by whoever changes what waiters wait for: a key queued, the
@@ -393,6 +398,7 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 		}
 	}
 	f.lastVersion = version
+	f.replaceEnd, f.replacePending = f.order.tail, true
 	f.maybeSyncedLocked()
 	return nil
 }

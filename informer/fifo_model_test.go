@@ -20,6 +20,7 @@ type fifoModel struct {
 	synced      bool
 	lastVersion string
 	known       *fakeKnown // shared with the real queue; the consumer updates it
+	replaceLeft int        // keys at the front that the last Replace covers (PopBatch takes them together)
 }
 
 func (m *fifoModel) append(key string, d Delta[fifoObj]) {
@@ -96,6 +97,7 @@ func (m *fifoModel) replace(objs []fifoObj, version string) {
 		}
 	}
 	m.lastVersion = version
+	m.replaceLeft = len(m.order)
 	m.checkSynced()
 }
 
@@ -107,9 +109,14 @@ func (m *fifoModel) resync() {
 	}
 }
 
-// pop removes up to n keys from the front.
-func (m *fifoModel) pop(n int) []popped {
+// pop removes up to n keys from the front; a batch (whole) also takes every
+// key the last Replace covers.
+func (m *fifoModel) pop(n int, whole bool) []popped {
+	if whole {
+		n = max(n, m.replaceLeft)
+	}
 	var out []popped
+	defer func() { m.replaceLeft = max(0, m.replaceLeft-len(out)) }()
 	for len(out) < n && len(m.order) > 0 {
 		key := m.order[0]
 		m.order = m.order[1:]
@@ -241,7 +248,7 @@ func runFIFOModel(t *testing.T, ops []byte) {
 			if op%10 == 8 {
 				maxKeys = int(arg/12%4) + 1
 			}
-			want := m.pop(maxKeys)
+			want := m.pop(maxKeys, op%10 == 8)
 			if len(want) == 0 {
 				cctx, cancel := context.WithCancel(ctx)
 				cancel()

@@ -39,7 +39,7 @@ const keepMapMax = 1 << 16
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
 func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas Deltas[T], isInInitialList bool) error) error {
-	batch, err := f.take(ctx, 1)
+	batch, err := f.take(ctx, 1, false)
 	if err != nil {
 		return err
 	}
@@ -60,6 +60,10 @@ func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas De
 // waits as Pop does, removes up to maxKeys keys from the front of the queue,
 // oldest first, and calls process(batch) without holding the queue lock.
 //
+// A Replace is never split: every key queued or touched by a Replace (and
+// every key ahead of those) is handed out in one batch, whatever maxKeys, so
+// that a consumer can apply a relist atomically.
+//
 // The batch slice and every Item's Deltas are backed by buffers the queue
 // reuses: they are valid only until process returns and must not be
 // modified or retained; copy what must outlive the call. If process returns
@@ -69,7 +73,7 @@ func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas De
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
 func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process func(batch []Item[K, T]) error) error {
-	batch, err := f.take(ctx, maxKeys)
+	batch, err := f.take(ctx, maxKeys, true)
 	if err != nil {
 		return err
 	}
@@ -86,9 +90,10 @@ func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process fun
 }
 
 // take waits until no batch is in flight and a key is queued, then moves up
-// to maxKeys keys into f.batch (their deltas into f.arena), marks the batch in
+// to maxKeys keys (more if wholeReplace and a Replace is pending: up to its
+// end) into f.batch (their deltas into f.arena), marks the batch in
 // flight and returns it. The caller must call finish.
-func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], error) {
+func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bool) ([]Item[K, T], error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -112,7 +117,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], 
 		f.mu.Lock()
 	}
 	batch, arena := f.batch[:0], f.arena[:0]
-	for len(batch) < maxKeys {
+	for len(batch) < maxKeys || (wholeReplace && f.replacePending && f.order.head < f.replaceEnd) {
 		if f.order.len() == 0 {
 			break
 		}
@@ -123,6 +128,9 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int) ([]Item[K, T], 
 		arena = append(arena, e.more...)
 		// Full slice expression: later appends to arena never show through.
 		batch = append(batch, Item[K, T]{Key: e.key, Deltas: arena[start:len(arena):len(arena)], IsInInitialList: e.initial})
+	}
+	if f.order.head >= f.replaceEnd {
+		f.replacePending = false
 	}
 	if len(f.items) == 0 && f.peak >= keepMapMax {
 		// Go maps never shrink: drop a big one after a burst.

@@ -481,3 +481,27 @@ func TestDeltaFIFOConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestDeltaFIFOPopBatchNeverSplitsAReplace(t *testing.T) {
+	known := newFakeKnown(o("gone", 1))
+	f := newTestFIFO(t, known)
+	require.NoError(t, f.Add(o("before", 1)))
+	require.NoError(t, f.Replace([]fifoObj{o("a", 1), o("b", 1), o("c", 1), o("before", 2)}, "7"))
+	require.NoError(t, f.Add(o("after", 1)))
+	var keys []string
+	require.NoError(t, f.PopBatch(t.Context(), 2, func(batch []Item[string, fifoObj]) error {
+		for _, it := range batch {
+			keys = append(keys, it.Key)
+		}
+		return nil
+	}))
+	assert.Equal(t, []string{"before", "a", "b", "c", "gone"}, keys, "the whole relist, and what was ahead of it, in one batch")
+	keys = keys[:0]
+	require.NoError(t, f.PopBatch(t.Context(), 2, func(batch []Item[string, fifoObj]) error {
+		for _, it := range batch {
+			keys = append(keys, it.Key)
+		}
+		return nil
+	}))
+	assert.Equal(t, []string{"after"}, keys, "later batches obey maxKeys again")
+}

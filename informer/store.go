@@ -176,6 +176,10 @@ func (s *Indexer[K, T]) Replace(objs []T) error {
 // serialized. Queries on the new indexes return [ErrIndexNotFound] until
 // AddIndexes has returned.
 //
+// Index functions (new or existing) must not write to the Indexer: a write
+// made from inside AddIndexes' computation would wait for AddIndexes, which
+// waits for the index function.
+//
 // Possible errors: [ErrIndexExists] (a name already used, or repeated),
 // [ErrInvalidOptions] (empty name, nil Func, zero Indexer), [ErrIndexFunc]
 // (an index function failed on a stored object: no index is added).

@@ -298,13 +298,9 @@ func (s *Indexer[K, T]) List() []T {
 	return out
 }
 
-// errIndexNotFound builds the error of a query naming an unknown index.
-func errIndexNotFound(index string) error {
-	return fmt.Errorf("index %q: %w", index, ErrIndexNotFound)
-}
-
-// indexNotFoundError is errIndexNotFound built without a call, for query
-// methods that must stay small enough to inline.
+// indexNotFoundError is the error of a query naming an unknown index. It
+// wraps [ErrIndexNotFound]; being a plain composite literal (no call), it
+// keeps [Indexer.ByIndex] small enough to inline.
 type indexNotFoundError struct{ index string }
 
 func (e *indexNotFoundError) Error() string {

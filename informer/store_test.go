@@ -177,8 +177,11 @@ func TestIndexerDuplicateValues(t *testing.T) {
 // ErrIndexNotFound.
 func TestIndexerUnknownIndex(t *testing.T) {
 	s := newTestIndexer(testIndexes()...)
-	_, err := s.ByIndex("nope", "x")
+	seq, err := s.ByIndex("nope", "x")
 	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Contains(t, err.Error(), `index "nope"`)
+	require.NotNil(t, seq) // documented: not nil, yields nothing
+	assert.Empty(t, collectKeys(seq))
 	_, err = s.IndexKeys("nope", "x")
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 	_, err = s.IndexValues("nope")
@@ -186,7 +189,7 @@ func TestIndexerUnknownIndex(t *testing.T) {
 	_, err = s.Index("nope", pod("a", "b"))
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 	// An unknown value of a known index yields nothing.
-	seq, err := s.ByIndex(nsIndex, "nope")
+	seq, err = s.ByIndex(nsIndex, "nope")
 	require.NoError(t, err)
 	assert.Empty(t, collectKeys(seq))
 }

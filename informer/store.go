@@ -176,6 +176,10 @@ func (s *Indexer[K, T]) Replace(objs []T) error {
 // serialized. Queries on the new indexes return [ErrIndexNotFound] until
 // AddIndexes has returned.
 //
+// Index functions (new or existing) must not write to the Indexer: a write
+// made from inside AddIndexes' computation would wait for AddIndexes, which
+// waits for the index function.
+//
 // Possible errors: [ErrIndexExists] (a name already used, or repeated),
 // [ErrInvalidOptions] (empty name, nil Func, zero Indexer), [ErrIndexFunc]
 // (an index function failed on a stored object: no index is added).
@@ -294,13 +298,9 @@ func (s *Indexer[K, T]) List() []T {
 	return out
 }
 
-// errIndexNotFound builds the error of a query naming an unknown index.
-func errIndexNotFound(index string) error {
-	return fmt.Errorf("index %q: %w", index, ErrIndexNotFound)
-}
-
-// indexNotFoundError is errIndexNotFound built without a call, for query
-// methods that must stay small enough to inline.
+// indexNotFoundError is the error of a query naming an unknown index. It
+// wraps [ErrIndexNotFound]; being a plain composite literal (no call), it
+// keeps [Indexer.ByIndex] small enough to inline.
 type indexNotFoundError struct{ index string }
 
 func (e *indexNotFoundError) Error() string {

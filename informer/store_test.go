@@ -177,8 +177,11 @@ func TestIndexerDuplicateValues(t *testing.T) {
 // ErrIndexNotFound.
 func TestIndexerUnknownIndex(t *testing.T) {
 	s := newTestIndexer(testIndexes()...)
-	_, err := s.ByIndex("nope", "x")
+	seq, err := s.ByIndex("nope", "x")
 	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Contains(t, err.Error(), `index "nope"`)
+	require.NotNil(t, seq) // documented: not nil, yields nothing
+	assert.Empty(t, collectKeys(seq))
 	_, err = s.IndexKeys("nope", "x")
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 	_, err = s.IndexValues("nope")
@@ -186,7 +189,7 @@ func TestIndexerUnknownIndex(t *testing.T) {
 	_, err = s.Index("nope", pod("a", "b"))
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 	// An unknown value of a known index yields nothing.
-	seq, err := s.ByIndex(nsIndex, "nope")
+	seq, err = s.ByIndex(nsIndex, "nope")
 	require.NoError(t, err)
 	assert.Empty(t, collectKeys(seq))
 }
@@ -389,4 +392,73 @@ func TestIndexerIterateWhileWriting(t *testing.T) {
 	assert.Greater(t, len(keys), n/2)
 	sort.Strings(keys)
 	assert.Equal(t, []string{"other/x"}, collectKeys(s.All()))
+}
+
+// csvObj is a value type (not a pointer) stored under a string key; its
+// index values are the comma-separated parts of vals.
+type csvObj struct{ key, vals string }
+
+// TestIndexerMultipleValuesSequence ports client-go's
+// TestThreadSafeStoreIndexingFunctionsWithMultipleValues (and
+// AddKeepsNonEmptySetPostDeleteFromIndex): objects moving between values of
+// a multi-value index, step by step, with a value type and string keys.
+func TestIndexerMultipleValuesSequence(t *testing.T) {
+	s, err := NewIndexer(IndexerOptions[string, csvObj]{
+		KeyFunc: func(o csvObj) (string, error) { return o.key, nil },
+		Indexes: []Index[csvObj]{{Name: "csv", Func: func(dst []string, o csvObj) ([]string, error) {
+			start := 0
+			for i := 0; i <= len(o.vals); i++ {
+				if i == len(o.vals) || o.vals[i] == ',' {
+					dst = append(dst, o.vals[start:i])
+					start = i + 1
+				}
+			}
+			return dst, nil
+		}}},
+	})
+	require.NoError(t, err)
+	keys := func(v string) []string {
+		seq, err := s.IndexKeys("csv", v)
+		require.NoError(t, err)
+		var out []string
+		for k := range seq {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	steps := []struct {
+		op            string // add, update, delete
+		obj           csvObj
+		foo, bar, baz []string
+	}{
+		{"add", csvObj{"key1", "foo"}, []string{"key1"}, nil, nil},
+		{"add", csvObj{"key2", "bar"}, []string{"key1"}, []string{"key2"}, nil},
+		{"update", csvObj{"key2", "foo,bar"}, []string{"key1", "key2"}, []string{"key2"}, nil},
+		{"update", csvObj{"key1", "foo,bar"}, []string{"key1", "key2"}, []string{"key1", "key2"}, nil},
+		{"add", csvObj{"key3", "foo,bar,baz"}, []string{"key1", "key2", "key3"}, []string{"key1", "key2", "key3"}, []string{"key3"}},
+		{"update", csvObj{"key1", "foo"}, []string{"key1", "key2", "key3"}, []string{"key2", "key3"}, []string{"key3"}},
+		{"update", csvObj{"key2", "bar"}, []string{"key1", "key3"}, []string{"key2", "key3"}, []string{"key3"}},
+		{"delete", csvObj{"key1", ""}, []string{"key3"}, []string{"key2", "key3"}, []string{"key3"}},
+		{"delete", csvObj{"key3", ""}, nil, []string{"key2"}, nil},
+	}
+	for i, st := range steps {
+		switch st.op {
+		case "add":
+			require.NoError(t, s.Add(st.obj))
+		case "update":
+			require.NoError(t, s.Update(st.obj))
+		case "delete":
+			require.NoError(t, s.Delete(st.obj))
+		}
+		assert.Equal(t, st.foo, keys("foo"), "step %d foo", i)
+		assert.Equal(t, st.bar, keys("bar"), "step %d bar", i)
+		assert.Equal(t, st.baz, keys("baz"), "step %d baz", i)
+	}
+	vals, err := s.IndexValues("csv")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bar"}, collectStrings(vals))
+	got, ok := s.Get("key2")
+	assert.True(t, ok)
+	assert.Equal(t, csvObj{"key2", "bar"}, got)
 }

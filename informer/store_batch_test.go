@@ -1,0 +1,67 @@
+package informer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestIndexerCommitBatch covers the informer's entry points: a batch of
+// prepared writes applied under one lock, reporting previous objects, and
+// re-prepared when AddIndexes ran in between.
+func TestIndexerCommitBatch(t *testing.T) {
+	s := newTestIndexer(Index[*testPod]{Name: nsIndex, Func: nsIndexFunc})
+	a1, b1 := pod("ns", "a", "app=1"), pod("ns", "b", "app=1")
+	require.NoError(t, s.Add(a1))
+	require.NoError(t, s.Add(b1))
+
+	a2, c1 := pod("ns", "a", "app=2"), pod("other", "c", "app=3")
+	ws := make([]write[NamespacedKey, *testPod], 3)
+	require.NoError(t, s.prepareUpsert(&ws[0], a2))
+	require.NoError(t, s.prepareUpsert(&ws[1], c1))
+	ws[2] = write[NamespacedKey, *testPod]{key: NamespacedKey{"ns", "b"}, del: true}
+	defer s.release(ws)
+
+	// The index set changes after the batch was prepared: commit recomputes.
+	require.NoError(t, s.AddIndexes(Index[*testPod]{Name: labelsIndex, Func: labelsIndexFunc}))
+	require.NoError(t, s.commit(ws))
+
+	assert.True(t, ws[0].hadOld)
+	assert.Same(t, a1, ws[0].old)
+	assert.False(t, ws[1].hadOld)
+	assert.True(t, ws[2].hadOld)
+	assert.Same(t, b1, ws[2].old)
+	checkIndexer(t, s, map[NamespacedKey]*testPod{{"ns", "a"}: a2, {"other", "c"}: c1}, testIndexes())
+
+	// A re-prepare that now fails refuses the whole batch.
+	bad := []write[NamespacedKey, *testPod]{{}, {}}
+	require.NoError(t, s.prepareUpsert(&bad[0], pod("ns", "z")))
+	require.NoError(t, s.prepareUpsert(&bad[1], pod("ns", "y", "bad=error")))
+	defer s.release(bad)
+	require.NoError(t, s.AddIndexes(failingIndex))
+	require.ErrorIs(t, s.commit(bad), ErrIndexFunc)
+	checkIndexer(t, s, map[NamespacedKey]*testPod{{"ns", "a"}: a2, {"other", "c"}: c1}, append(testIndexes(), failingIndex))
+}
+
+// TestIndexerCommitState: a relist swaps the whole state and hands back the
+// old one, unchanged, for diffing.
+func TestIndexerCommitState(t *testing.T) {
+	s := newTestIndexer(testIndexes()...)
+	old := benchPods(10)
+	require.NoError(t, s.Replace(old))
+	next := benchPods(5)
+	st, defs, err := s.buildState(next)
+	require.NoError(t, err)
+	prev, err := s.commitState(st, defs, next)
+	require.NoError(t, err)
+	assert.Len(t, prev.entries, 10)
+	for _, p := range old {
+		assert.Same(t, p, prev.entries[NamespacedKey{p.Namespace, p.Name}].obj)
+	}
+	model := map[NamespacedKey]*testPod{}
+	for _, p := range next {
+		model[NamespacedKey{p.Namespace, p.Name}] = p
+	}
+	checkIndexer(t, s, model, testIndexes())
+}

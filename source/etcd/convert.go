@@ -24,10 +24,10 @@ func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event) (informer.E
 	kv := ev.Kv
 	version := formatRev(kv.ModRevision)
 	var prev *Object[T]
-	prevKnown := ev.PrevKv != nil
+	prevKnown := ev.PrevKv != nil || ev.IsCreate() // a created key had no value
 	prevVisible := false
 	prevBad := false
-	if prevKnown {
+	if ev.PrevKv != nil {
 		var v verdict
 		prev, v = s.decode(ctx, ev.PrevKv, false)
 		prevVisible, prevBad = v == visible, v == bad

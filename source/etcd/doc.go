@@ -28,7 +28,7 @@
 //
 // # Watches
 //
-// A watch opened at version v streams the changes from revision v+1, with
+// A watch opened at version v streams the changes after revision v, with
 // the previous value of each key (etcd's prev_kv), so a Deleted event carries
 // the last state. It asks etcd for progress notifications, which become
 // [informer.Bookmark] events, and requires a leader: a watch on a member cut

@@ -112,8 +112,13 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	md, _ = metadata.FromOutgoingContext(wctx)
 	defer s.addWatch(md)()
 
+	// The watch starts AT rev, not after it, and drops the events of rev
+	// itself: etcd sends no progress notification (periodic or requested)
+	// to a watch whose start revision is above the store's revision, so a
+	// watch from rev+1 on a quiet cluster would never answer a liveness
+	// probe nor give a bookmark.
 	wch := s.opts.Client.Watch(wctx, s.start,
-		clientv3.WithRange(s.end), clientv3.WithRev(rev+1), clientv3.WithPrevKV(),
+		clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)), clientv3.WithPrevKV(),
 		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
 
 	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
@@ -163,6 +168,9 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				continue
 			}
 			for _, ev := range resp.Events {
+				if ev.Kv.ModRevision <= rev {
+					continue // already seen by the consumer (see above)
+				}
 				out, ok := s.convert(ctx, ev)
 				if !ok {
 					continue

@@ -88,11 +88,11 @@ func TestFilterEnterLeave(t *testing.T) {
 		del  bool
 		want *seen
 	}{
-		{o: obj{Name: "a", Tier: "silver"}},                                                 // created outside: nothing
-		{o: obj{Name: "a", Tier: "gold"}, want: &seen{informer.Added, "a", "gold", false}},  // enters
+		{o: obj{Name: "a", Tier: "silver"}},                                                // created outside: nothing
+		{o: obj{Name: "a", Tier: "gold"}, want: &seen{informer.Added, "a", "gold", false}}, // enters
 		{o: obj{Name: "a", Tier: "gold", Gen: 2}, want: &seen{informer.Modified, "a", "gold", false}},
 		{o: obj{Name: "a", Tier: "silver"}, want: &seen{informer.Deleted, "a", "gold", false}}, // leaves: last matching state
-		{o: obj{Name: "a"}, del: true},                                                       // deleted outside: nothing
+		{o: obj{Name: "a"}, del: true},                                                         // deleted outside: nothing
 		{o: obj{Name: "b", Tier: "gold"}, want: &seen{informer.Added, "b", "gold", false}},
 		{o: obj{Name: "b"}, del: true, want: &seen{informer.Deleted, "b", "gold", false}},
 		{o: obj{Name: "c", Tier: "gold"}, want: &seen{informer.Added, "c", "gold", false}},

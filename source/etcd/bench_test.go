@@ -101,7 +101,7 @@ func BenchmarkWatchEvents(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	}
 	b.Run("mirror.Syncer", func(b *testing.B) {
-		prefix := fmt.Sprintf("/bench/watch/mirror/%d/", b.N)
+		prefix := fmt.Sprintf("/bench/watch/mirror/%d/", prefixN.Add(1))
 		run(b, prefix, func(rev int64, n int) int {
 			wctx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -116,7 +116,7 @@ func BenchmarkWatchEvents(b *testing.B) {
 		})
 	})
 	b.Run("source", func(b *testing.B) {
-		prefix := fmt.Sprintf("/bench/watch/source/%d/", b.N)
+		prefix := fmt.Sprintf("/bench/watch/source/%d/", prefixN.Add(1))
 		src := newSource(b, etcd.Options[obj]{Client: c, Prefix: prefix})
 		run(b, prefix, func(rev int64, n int) int {
 			w, err := src.Watch(ctx, informer.WatchOptions{Version: fmt.Sprint(rev)})
@@ -126,7 +126,7 @@ func BenchmarkWatchEvents(b *testing.B) {
 			defer w.Stop()
 			got := 0
 			for ev := range w.Events() {
-				if ev.Type == informer.Added {
+				if ev.Type == informer.Added || ev.Type == informer.Modified {
 					got++
 				}
 				if got >= n {

@@ -153,13 +153,13 @@ func (r *Reflector[T]) collectInitialEvents(ctx context.Context, w Watcher[T]) (
 				return nil, "", fmt.Errorf("%s: streaming list closed before its end marker", r.opts.Name)
 			}
 			switch ev.Type {
-			case Added:
+			case EventAdded:
 				items = append(items, ev.Object)
-			case Bookmark:
+			case EventBookmark:
 				if ev.InitialEventsEnd {
 					return items, ev.Version, nil
 				}
-			case Error:
+			case EventError:
 				return nil, "", fmt.Errorf("%s: streaming list: %w", r.opts.Name, ev.Err)
 			default:
 				return nil, "", fmt.Errorf("%s: streaming list sent %v before its end marker", r.opts.Name, ev.Type)

@@ -55,10 +55,10 @@ func TestReflectorListThenWatch(t *testing.T) {
 		stop := runReflector(t, r)
 		w := <-src.streams
 		require.Equal(t, "10", r.LastSyncVersion())
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "c", Version: "11"}))
-		require.True(t, w.Send(Event[string]{Type: Modified, Object: "a", Version: "12"}))
-		require.True(t, w.Send(Event[string]{Type: Bookmark, Version: "13"}))
-		require.True(t, w.Send(Event[string]{Type: Deleted, Object: "b", Version: "14"}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "c", Version: "11"}))
+		require.True(t, w.Send(Event[string]{Type: EventModified, Object: "a", Version: "12"}))
+		require.True(t, w.Send(Event[string]{Type: EventBookmark, Version: "13"}))
+		require.True(t, w.Send(Event[string]{Type: EventDeleted, Object: "b", Version: "14"}))
 		synctest.Wait()
 		stop()
 		assert.Equal(t, []string{"replace [a b] @10", "add c", "update a", "delete b"}, store.calls())
@@ -82,7 +82,7 @@ func TestReflectorRewatchesAfterNormalCloseWithoutRelist(t *testing.T) {
 		r := newTestReflector(t, src, store, func(o *ReflectorOptions[string]) { o.DisableStreamingList = true })
 		stop := runReflector(t, r)
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "c", Version: "11"}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "c", Version: "11"}))
 		w.Close() // normal end, after an event
 		w2 := <-src.streams
 		time.Sleep(2 * time.Second) // a long-lived watch with no events
@@ -135,10 +135,10 @@ func TestReflectorRelistVersionChoice(t *testing.T) {
 		r := newTestReflector(t, src, store, func(o *ReflectorOptions[string]) { o.DisableStreamingList = true })
 		stop := runReflector(t, r)
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Modified, Object: "a", Version: "15"}))
-		require.True(t, w.Send(Event[string]{Type: Error, Err: fmt.Errorf("too old: %w", ErrExpired)}))
+		require.True(t, w.Send(Event[string]{Type: EventModified, Object: "a", Version: "15"}))
+		require.True(t, w.Send(Event[string]{Type: EventError, Err: fmt.Errorf("too old: %w", ErrExpired)}))
 		w2 := <-src.streams
-		require.True(t, w2.Send(Event[string]{Type: Error, Err: fmt.Errorf("too old: %w", ErrExpired)}))
+		require.True(t, w2.Send(Event[string]{Type: EventError, Err: fmt.Errorf("too old: %w", ErrExpired)}))
 		<-src.streams
 		synctest.Wait()
 		stop()
@@ -230,7 +230,7 @@ func TestReflectorBackoffGrowsAndResets(t *testing.T) {
 		w := <-src.streams
 		time.Sleep(3 * time.Minute)
 		failedAt := time.Now()
-		require.True(t, w.Send(Event[string]{Type: Error, Err: errors.New("broken")}))
+		require.True(t, w.Send(Event[string]{Type: EventError, Err: errors.New("broken")}))
 		<-src.streams
 		stop()
 		mu.Lock()
@@ -296,8 +296,8 @@ func TestReflectorTransientWatchErrorRewatchesWithoutRelist(t *testing.T) {
 		r := newTestReflector(t, src, store, func(o *ReflectorOptions[string]) { o.DisableStreamingList = true })
 		stop := runReflector(t, r)
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "x", Version: "11"}))
-		require.True(t, w.Send(Event[string]{Type: Error, Err: fmt.Errorf("429: %w", ErrTransient)}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "x", Version: "11"}))
+		require.True(t, w.Send(Event[string]{Type: EventError, Err: fmt.Errorf("429: %w", ErrTransient)}))
 		<-src.streams
 		stop()
 		assert.Len(t, src.listCalls(), 1, "transient errors never relist")
@@ -323,7 +323,7 @@ func TestReflectorInternalErrorRetryIsBounded(t *testing.T) {
 			if len(src.listCalls()) > 1 {
 				break
 			}
-			require.True(t, w.Send(Event[string]{Type: Error, Err: fmt.Errorf("500: %w", ErrInternal)}))
+			require.True(t, w.Send(Event[string]{Type: EventError, Err: fmt.Errorf("500: %w", ErrInternal)}))
 		}
 		stop()
 		// Retries one second apart for 10 seconds, then a relist.
@@ -342,13 +342,13 @@ func TestReflectorStreamingList(t *testing.T) {
 		r := newTestReflector(t, src, store, nil)
 		stop := runReflector(t, r)
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "b", Version: "9"}))
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "a", Version: "7"}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "b", Version: "9"}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "a", Version: "7"}))
 		synctest.Wait()
 		assert.Empty(t, store.calls(), "nothing is applied before the end marker")
 		assert.Equal(t, "", r.LastSyncVersion())
-		require.True(t, w.Send(Event[string]{Type: Bookmark, Version: "9", InitialEventsEnd: true}))
-		require.True(t, w.Send(Event[string]{Type: Modified, Object: "a", Version: "12"}))
+		require.True(t, w.Send(Event[string]{Type: EventBookmark, Version: "9", InitialEventsEnd: true}))
+		require.True(t, w.Send(Event[string]{Type: EventModified, Object: "a", Version: "12"}))
 		synctest.Wait()
 		stop()
 		assert.Equal(t, []string{"replace [b a] @9", "update a"}, store.calls(), "the same stream goes on as the watch")
@@ -371,7 +371,7 @@ func TestReflectorStreamingListStallFallsBackToList(t *testing.T) {
 		stop := runReflector(t, r)
 		start := time.Now()
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "x", Version: "3"}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "x", Version: "3"}))
 		// The end marker never comes: after 10 s of silence, a plain list.
 		w2 := <-src.streams
 		assert.Equal(t, 10*time.Second, time.Since(start))
@@ -394,7 +394,7 @@ func TestReflectorStreamingUnsupportedIsRemembered(t *testing.T) {
 		r := newTestReflector(t, src, store, func(o *ReflectorOptions[string]) { o.ErrorHandler = func(context.Context, error) {} })
 		stop := runReflector(t, r)
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Error, Err: fmt.Errorf("%w", ErrExpired)}))
+		require.True(t, w.Send(Event[string]{Type: EventError, Err: fmt.Errorf("%w", ErrExpired)}))
 		<-src.streams
 		stop()
 		var streaming int
@@ -452,8 +452,8 @@ func TestReflectorStoreErrorsAreReportedAndSkipped(t *testing.T) {
 		})
 		stop := runReflector(t, r)
 		w := <-src.streams
-		require.True(t, w.Send(Event[string]{Type: Added, Object: "bad", Version: "11"}))
-		require.True(t, w.Send(Event[string]{Type: Modified, Object: "a", Version: "12"}))
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "bad", Version: "11"}))
+		require.True(t, w.Send(Event[string]{Type: EventModified, Object: "a", Version: "12"}))
 		synctest.Wait()
 		stop()
 		require.Len(t, errs, 1)

@@ -118,14 +118,14 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
 			var err error
 			switch ev.Type {
-			case Added:
+			case EventAdded:
 				err = r.opts.Store.Add(ev.Object)
-			case Modified:
+			case EventModified:
 				err = r.opts.Store.Update(ev.Object)
-			case Deleted:
+			case EventDeleted:
 				err = r.opts.Store.Delete(ev.Object)
-			case Bookmark:
-			case Error:
+			case EventBookmark:
+			case EventError:
 				if ev.Err == nil {
 					ev.Err = errors.New("error event without an error")
 				}

@@ -103,8 +103,8 @@ type WatchOptions struct {
 	// long, so clients spread their reconnects. Zero: no timeout.
 	Timeout time.Duration
 	// SendInitialEvents asks for a streaming list: the stream starts with an
-	// [Added] event for every object of the state selected by Version, then a
-	// [Bookmark] with InitialEventsEnd set, then the changes after it. A source
+	// [EventAdded] event for every object of the state selected by Version, then an
+	// [EventBookmark] with InitialEventsEnd set, then the changes after it. A source
 	// that cannot do this returns errors.ErrUnsupported from Watch.
 	SendInitialEvents bool
 }
@@ -114,31 +114,31 @@ type EventType uint8
 
 // The event types of a watch stream.
 const (
-	// Added: Object was created (or entered the watched selection).
-	Added EventType = iota + 1
-	// Modified: Object is the new state of an existing object.
-	Modified
-	// Deleted: the object was deleted (or left the watched selection);
+	// EventAdded: Object was created (or entered the watched selection).
+	EventAdded EventType = iota + 1
+	// EventModified: Object is the new state of an existing object.
+	EventModified
+	// EventDeleted: the object was deleted (or left the watched selection);
 	// Object is its last known state.
-	Deleted
-	// Bookmark: no object changed; the collection reached Version.
-	Bookmark
-	// Error: the stream failed with Err; no event follows it.
-	Error
+	EventDeleted
+	// EventBookmark: no object changed; the collection reached Version.
+	EventBookmark
+	// EventError: the stream failed with Err; no event follows it.
+	EventError
 )
 
 // String returns the event type's name.
 func (t EventType) String() string {
 	switch t {
-	case Added:
+	case EventAdded:
 		return "Added"
-	case Modified:
+	case EventModified:
 		return "Modified"
-	case Deleted:
+	case EventDeleted:
 		return "Deleted"
-	case Bookmark:
+	case EventBookmark:
 		return "Bookmark"
-	case Error:
+	case EventError:
 		return "Error"
 	}
 	return "EventType(?)"

@@ -42,6 +42,21 @@ func (r *Ring[T]) Push(v T) {
 	r.n++
 }
 
+// Grow makes room, if needed, for n more items without further
+// reallocation (the capacity becomes the smallest power of two that fits).
+// A later Pop may still shrink the buffer.
+func (r *Ring[T]) Grow(n int) {
+	need := r.n + n
+	if n <= 0 || need <= len(r.buf) {
+		return
+	}
+	c := max(minCap, len(r.buf))
+	for c < need {
+		c *= 2
+	}
+	r.resize(c)
+}
+
 // Pop removes and returns the item at the front of the Ring (the oldest
 // one). It returns the zero T and false when the Ring is empty. The vacated
 // slot is zeroed; the buffer is halved when the Ring becomes at most a
@@ -78,6 +93,17 @@ func (r *Ring[T]) At(i int) T {
 		panic("ringbuf: index out of range")
 	}
 	return r.buf[(r.head+i)&(len(r.buf)-1)]
+}
+
+// Ptr returns a pointer to the i-th item from the front (0 is the oldest),
+// so it can be modified in place. The pointer is valid only until the next
+// Push, Pop or Clear (which may move the items). It panics if i is out of
+// range [0, Len()).
+func (r *Ring[T]) Ptr(i int) *T {
+	if i < 0 || i >= r.n {
+		panic("ringbuf: index out of range")
+	}
+	return &r.buf[(r.head+i)&(len(r.buf)-1)]
 }
 
 // All returns an iterator over the items front to back (oldest first)

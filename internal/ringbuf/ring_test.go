@@ -73,6 +73,9 @@ func TestRingAtOutOfRange(t *testing.T) {
 	r.Push(1)
 	require.Panics(t, func() { r.At(1) })
 	require.Panics(t, func() { r.At(-1) })
+	require.Panics(t, func() { r.Ptr(1) })
+	*r.Ptr(0) = 5
+	require.Equal(t, 5, r.At(0))
 }
 
 func TestRingShrink(t *testing.T) {
@@ -100,6 +103,19 @@ func TestRingShrink(t *testing.T) {
 	c := r.Cap()
 	r.Push(1)
 	require.Equal(t, c, r.Cap())
+}
+
+func TestRingGrow(t *testing.T) {
+	var r Ring[int]
+	r.Grow(0)
+	require.Equal(t, 0, r.Cap())
+	r.Push(1)
+	r.Grow(100)
+	require.Equal(t, 128, r.Cap())
+	r.Grow(10)
+	require.Equal(t, 128, r.Cap())
+	v, _ := r.Pop()
+	require.Equal(t, 1, v)
 }
 
 func TestRingSlotZeroing(t *testing.T) {

@@ -36,7 +36,7 @@ func BenchmarkStorePut(b *testing.B) {
 					defer w.Stop()
 					for ev := range w.Events() {
 						switch {
-						case ev.Type == informer.Error:
+						case ev.Type == informer.EventError:
 							expired.Add(1) // fell more than the history behind
 							return
 						case ev.Object.Name == "zz-end":

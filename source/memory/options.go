@@ -52,7 +52,7 @@ type Options[K comparable, T any] struct {
 	WatchBuffer int
 
 	// BookmarkInterval is the period at which every watcher receives a
-	// [informer.Bookmark] carrying the version it has caught up to, so a
+	// [informer.EventBookmark] carrying the version it has caught up to, so a
 	// client watching a quiet (or filtered) selection still advances its
 	// version. Zero: [DefaultBookmarkInterval]. Negative: no periodic
 	// bookmarks ([Store.RequestBookmarks] still works).

@@ -102,11 +102,11 @@ func (s *Store[K, T]) Put(obj T) (version string, err error) {
 	s.rev++
 	rec := record[K, T]{rev: s.rev, version: formatVersion(s.rev), key: key, obj: obj}
 	if e, ok := s.objects[key]; ok {
-		rec.typ, rec.sortKey = informer.Modified, e.sortKey
+		rec.typ, rec.sortKey = informer.EventModified, e.sortKey
 		rec.prev, rec.prevRev, rec.hadPrev = e.obj, e.modRev, true
 		e.obj, e.modRev = obj, s.rev
 	} else {
-		rec.typ, rec.sortKey = informer.Added, sortKey
+		rec.typ, rec.sortKey = informer.EventAdded, sortKey
 		e := &entry[K, T]{key: key, sortKey: sortKey, obj: obj, modRev: s.rev}
 		s.objects[key] = e
 		s.structGen++
@@ -134,7 +134,7 @@ func (s *Store[K, T]) Delete(key K) (version string, existed bool) {
 	e.deleted = true
 	s.structGen++
 	rec := record[K, T]{
-		rev: s.rev, version: formatVersion(s.rev), typ: informer.Deleted, key: key, sortKey: e.sortKey,
+		rev: s.rev, version: formatVersion(s.rev), typ: informer.EventDeleted, key: key, sortKey: e.sortKey,
 		obj: e.obj, prev: e.obj, prevRev: e.modRev, hadPrev: true,
 	}
 	s.appendLocked(rec)

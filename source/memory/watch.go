@@ -126,16 +126,16 @@ func (w *watcher[K, T]) run(cursor int64, initial *snapshot[T], timeout time.Dur
 			if w.pred != nil && !w.pred(obj) {
 				continue
 			}
-			if !w.send(informer.Event[T]{Type: informer.Added, Object: obj, Version: v}) {
+			if !w.send(informer.Event[T]{Type: informer.EventAdded, Object: obj, Version: v}) {
 				return
 			}
 		}
-		if !w.send(informer.Event[T]{Type: informer.Bookmark, Version: v, InitialEventsEnd: true}) {
+		if !w.send(informer.Event[T]{Type: informer.EventBookmark, Version: v, InitialEventsEnd: true}) {
 			return
 		}
 	}
 	bookmark := func() bool {
-		return w.send(informer.Event[T]{Type: informer.Bookmark, Version: formatVersion(cursor)})
+		return w.send(informer.Event[T]{Type: informer.EventBookmark, Version: formatVersion(cursor)})
 	}
 	var batch []record[K, T]
 	for {
@@ -144,7 +144,7 @@ func (w *watcher[K, T]) run(cursor int64, initial *snapshot[T], timeout time.Dur
 		var wantBookmark bool
 		batch, notify, wantBookmark, err = s.nextBatch(w, cursor, batch[:0])
 		if err != nil {
-			w.send(informer.Event[T]{Type: informer.Error, Err: err})
+			w.send(informer.Event[T]{Type: informer.EventError, Err: err})
 			return
 		}
 		if wantBookmark && !bookmark() {
@@ -223,14 +223,14 @@ func (w *watcher[K, T]) transform(r *record[K, T]) (informer.Event[T], bool) {
 		return informer.Event[T]{Type: r.typ, Object: r.obj, Version: r.version}, true
 	}
 	before := r.hadPrev && w.pred(r.prev)
-	after := r.typ != informer.Deleted && w.pred(r.obj)
+	after := r.typ != informer.EventDeleted && w.pred(r.obj)
 	switch {
 	case before && after:
-		return informer.Event[T]{Type: informer.Modified, Object: r.obj, Version: r.version}, true
+		return informer.Event[T]{Type: informer.EventModified, Object: r.obj, Version: r.version}, true
 	case after:
-		return informer.Event[T]{Type: informer.Added, Object: r.obj, Version: r.version}, true
+		return informer.Event[T]{Type: informer.EventAdded, Object: r.obj, Version: r.version}, true
 	case before:
-		return informer.Event[T]{Type: informer.Deleted, Object: r.prev, Version: r.version}, true
+		return informer.Event[T]{Type: informer.EventDeleted, Object: r.prev, Version: r.version}, true
 	}
 	return informer.Event[T]{}, false
 }

@@ -45,9 +45,9 @@ func drain(t *testing.T, w informer.Watcher[*obj]) []informer.Event[*obj] {
 // describe renders an event compactly for comparisons.
 func describe(ev informer.Event[*obj]) string {
 	switch ev.Type {
-	case informer.Bookmark:
+	case informer.EventBookmark:
 		return fmt.Sprintf("Bookmark@%s end=%v", ev.Version, ev.InitialEventsEnd)
-	case informer.Error:
+	case informer.EventError:
 		return fmt.Sprintf("Error %v", ev.Err)
 	}
 	return fmt.Sprintf("%v %s/%d/%s@%s", ev.Type, ev.Object.Name, ev.Object.Gen, ev.Object.Tier, ev.Version)
@@ -127,7 +127,7 @@ func TestFilteredSynthesis(t *testing.T) {
 	for {
 		ev, _ := recv(t, sw)
 		initial = append(initial, describe(ev))
-		if ev.Type == informer.Bookmark {
+		if ev.Type == informer.EventBookmark {
 			break
 		}
 	}
@@ -169,7 +169,7 @@ func TestSlowWatcherFallsOutOfHistory(t *testing.T) {
 		require.Len(t, evs, 3)
 		assert.Equal(t, "Added a/1/@2", describe(evs[0]))
 		assert.Equal(t, "Added b/1/@3", describe(evs[1]))
-		require.Equal(t, informer.Error, evs[2].Type)
+		require.Equal(t, informer.EventError, evs[2].Type)
 		require.ErrorIs(t, evs[2].Err, informer.ErrExpired)
 
 		_, err = s.Watch(t.Context(), informer.WatchOptions{Version: "2"})
@@ -220,7 +220,7 @@ func TestFaultInjection(t *testing.T) {
 	w := open()
 	s.DropWatches()
 	for _, ev := range drain(t, w) {
-		require.NotEqual(t, informer.Error, ev.Type)
+		require.NotEqual(t, informer.EventError, ev.Type)
 	}
 
 	w1, w2 := open(), open()
@@ -228,7 +228,7 @@ func TestFaultInjection(t *testing.T) {
 	for _, w := range []informer.Watcher[*obj]{w1, w2} {
 		evs := drain(t, w)
 		require.Len(t, evs, 1)
-		require.Equal(t, informer.Error, evs[0].Type)
+		require.Equal(t, informer.EventError, evs[0].Type)
 		require.ErrorIs(t, evs[0].Err, boom)
 	}
 	w = open()
@@ -264,11 +264,11 @@ func TestConcurrentWritersAndWatchers(t *testing.T) {
 		readers.Go(func() {
 			defer w.Stop()
 			for ev := range w.Events() {
-				if ev.Type == informer.Error {
+				if ev.Type == informer.EventError {
 					streams[i] = append(streams[i], describe(ev))
 					return
 				}
-				if ev.Type == informer.Bookmark {
+				if ev.Type == informer.EventBookmark {
 					continue
 				}
 				streams[i] = append(streams[i], describe(ev))
@@ -304,7 +304,7 @@ func TestConcurrentWritersAndWatchers(t *testing.T) {
 	lastGen := map[string]int{}
 	for ev := range replay.Events() {
 		history = append(history, describe(ev))
-		if ev.Type != informer.Deleted {
+		if ev.Type != informer.EventDeleted {
 			if last, ok := lastGen[ev.Object.Name]; ok {
 				require.Greater(t, ev.Object.Gen, last, "writer order of %s", ev.Object.Name)
 			}

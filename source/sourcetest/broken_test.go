@@ -64,7 +64,7 @@ var brokenSources = map[string]func(h sourcetest.Harness[item]) informer.Source[
 				return nil, err
 			}
 			return rewatch(ctx, w, func(ev informer.Event[item]) []informer.Event[item] {
-				if ev.Type == informer.Modified {
+				if ev.Type == informer.EventModified {
 					return []informer.Event[item]{ev, ev}
 				}
 				return []informer.Event[item]{ev}

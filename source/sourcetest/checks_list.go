@@ -141,5 +141,5 @@ func checkExpired[T any](k *kit[T]) {
 	require.Equal(k.t, map[string]int{"a": 2, "b": 2}, state)
 	s := k.watch(k.ctx, informer.WatchOptions{Version: v})
 	vc := k.create("c")
-	s.expect(change{informer.Added, "c", 1, vc})
+	s.expect(change{informer.EventAdded, "c", 1, vc})
 }

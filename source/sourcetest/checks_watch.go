@@ -26,16 +26,16 @@ func checkWatchFromList[T any](k *kit[T]) {
 	vc := k.del("c")
 	va3 := k.update("a")
 	s.expect(
-		change{informer.Added, "c", 1, vc1},
-		change{informer.Modified, "a", 2, va2},
-		change{informer.Deleted, "b", 1, vb},
-		change{informer.Modified, "c", 2, vc2},
-		change{informer.Deleted, "c", 2, vc},
-		change{informer.Modified, "a", 3, va3},
+		change{informer.EventAdded, "c", 1, vc1},
+		change{informer.EventModified, "a", 2, va2},
+		change{informer.EventDeleted, "b", 1, vb},
+		change{informer.EventModified, "c", 2, vc2},
+		change{informer.EventDeleted, "c", 2, vc},
+		change{informer.EventModified, "a", 3, va3},
 	)
 	// Nothing else came in between: the next change is the next write.
 	vz := k.create("z")
-	s.expect(change{informer.Added, "z", 1, vz})
+	s.expect(change{informer.EventAdded, "z", 1, vz})
 }
 
 // checkWatchReplay: a watch from an older version first replays the changes
@@ -47,16 +47,16 @@ func checkWatchReplay[T any](k *kit[T]) {
 	v4 := k.del("a")
 	s := k.watch(k.ctx, informer.WatchOptions{Version: v1})
 	s.expect(
-		change{informer.Modified, "a", 2, v2},
-		change{informer.Added, "b", 1, v3},
-		change{informer.Deleted, "a", 2, v4},
+		change{informer.EventModified, "a", 2, v2},
+		change{informer.EventAdded, "b", 1, v3},
+		change{informer.EventDeleted, "a", 2, v4},
 	)
 	v5 := k.update("b")
-	s.expect(change{informer.Modified, "b", 2, v5})
+	s.expect(change{informer.EventModified, "b", 2, v5})
 
 	// Two watches from the same version see the same stream.
 	s2 := k.watch(k.ctx, informer.WatchOptions{Version: v3})
-	s2.expect(change{informer.Deleted, "a", 2, v4}, change{informer.Modified, "b", 2, v5})
+	s2.expect(change{informer.EventDeleted, "a", 2, v4}, change{informer.EventModified, "b", 2, v5})
 }
 
 // checkWatchConcurrentWrites: while a writer races a watch opened before it,
@@ -76,10 +76,10 @@ func checkWatchConcurrentWrites[T any](k *kit[T]) {
 		for i := range n {
 			name := fmt.Sprintf("w%02d", i)
 			v, err := k.h.Create(k.ctx, name)
-			writes <- write{change{informer.Added, name, 1, v}, err}
+			writes <- write{change{informer.EventAdded, name, 1, v}, err}
 			if i%2 == 0 {
 				v, err = k.h.Update(k.ctx, name)
-				writes <- write{change{informer.Modified, name, 2, v}, err}
+				writes <- write{change{informer.EventModified, name, 2, v}, err}
 			}
 			if i%3 == 0 {
 				v, err = k.h.Delete(k.ctx, name)
@@ -87,7 +87,7 @@ func checkWatchConcurrentWrites[T any](k *kit[T]) {
 				if i%2 == 0 {
 					gen = 2
 				}
-				writes <- write{change{informer.Deleted, name, gen, v}, err}
+				writes <- write{change{informer.EventDeleted, name, gen, v}, err}
 			}
 		}
 	})
@@ -110,11 +110,11 @@ func checkBookmarks[T any](k *kit[T]) {
 	for round := range 3 {
 		name := fmt.Sprintf("b%d", round)
 		vc := k.create(name)
-		s.expect(change{informer.Added, name, 1, vc})
+		s.expect(change{informer.EventAdded, name, 1, vc})
 		require.NoError(k.t, k.h.Bookmark(k.ctx))
 		ev, ok := s.next() // checks versions never go back
 		require.True(k.t, ok, "stream closed")
-		require.Equal(k.t, informer.Bookmark, ev.Type, "round %d: want a bookmark, got %v", round, ev.Type)
+		require.Equal(k.t, informer.EventBookmark, ev.Type, "round %d: want a bookmark, got %v", round, ev.Type)
 		require.False(k.t, ev.InitialEventsEnd, "InitialEventsEnd on a plain watch")
 		if c := k.h.CompareVersions; c != nil {
 			require.GreaterOrEqual(k.t, c(ev.Version, vc), 0, "bookmark %s before the delivered change %s", ev.Version, vc)
@@ -125,7 +125,7 @@ func checkBookmarks[T any](k *kit[T]) {
 		last = ev.Version
 	}
 	vu := k.update("b0")
-	s.expect(change{informer.Modified, "b0", 2, vu})
+	s.expect(change{informer.EventModified, "b0", 2, vu})
 }
 
 // checkCancel: cancelling the watch's context closes the stream promptly,
@@ -185,14 +185,14 @@ func checkStreamingList[T any](k *kit[T]) {
 		for {
 			ev, ok := s.next()
 			require.True(k.t, ok, "stream closed during the initial events")
-			require.NotEqual(k.t, informer.Error, ev.Type, "error event: %v", ev.Err)
-			if ev.Type == informer.Bookmark {
+			require.NotEqual(k.t, informer.EventError, ev.Type, "error event: %v", ev.Err)
+			if ev.Type == informer.EventBookmark {
 				if ev.InitialEventsEnd {
 					break
 				}
 				continue
 			}
-			require.Equal(k.t, informer.Added, ev.Type, "initial event type")
+			require.Equal(k.t, informer.EventAdded, ev.Type, "initial event type")
 			name := k.h.Name(ev.Object)
 			_, dup := got[name]
 			require.False(k.t, dup, "initial events: %s twice", name)
@@ -200,7 +200,7 @@ func checkStreamingList[T any](k *kit[T]) {
 		}
 		require.Equal(k.t, map[string]int{"a": 2, "b": 1}, got, "initial events from version %q", version)
 		vd := k.create("d" + version)
-		s.expect(change{informer.Added, "d" + version, 1, vd})
+		s.expect(change{informer.EventAdded, "d" + version, 1, vd})
 		w.Stop()
 		s.expectClosed()
 		k.del("d" + version)

@@ -142,7 +142,7 @@ func (s *stream[T]) next() (informer.Event[T], bool) {
 	defer timer.Stop()
 	select {
 	case ev, ok := <-s.w.Events():
-		if ok && ev.Type != informer.Error {
+		if ok && ev.Type != informer.EventError {
 			s.checkVersion(ev)
 		}
 		return ev, ok
@@ -170,8 +170,8 @@ func (s *stream[T]) nextChange() informer.Event[T] {
 	for {
 		ev, ok := s.next()
 		require.True(s.k.t, ok, "stream closed early")
-		require.NotEqual(s.k.t, informer.Error, ev.Type, "error event: %v", ev.Err)
-		if ev.Type != informer.Bookmark {
+		require.NotEqual(s.k.t, informer.EventError, ev.Type, "error event: %v", ev.Err)
+		if ev.Type != informer.EventBookmark {
 			return ev
 		}
 	}
@@ -211,7 +211,7 @@ func (s *stream[T]) expectClosed() {
 		if !ok {
 			return
 		}
-		require.NotEqual(s.k.t, informer.Error, ev.Type, "error event: %v", ev.Err)
+		require.NotEqual(s.k.t, informer.EventError, ev.Type, "error event: %v", ev.Err)
 	}
 }
 
@@ -228,7 +228,7 @@ func (k *kit[T]) requireWatchExpired(opts informer.WatchOptions) {
 	s := &stream[T]{k: k, w: w}
 	ev, ok := s.next()
 	require.True(k.t, ok, "watch from a compacted version: closed without an Error event")
-	require.Equal(k.t, informer.Error, ev.Type, "watch from a compacted version: first event")
+	require.Equal(k.t, informer.EventError, ev.Type, "watch from a compacted version: first event")
 	require.ErrorIs(k.t, ev.Err, informer.ErrExpired, "watch from a compacted version: first event")
 	_, ok = s.next()
 	require.False(k.t, ok, "an event follows the Error event")

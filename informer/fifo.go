@@ -1,0 +1,463 @@
+package informer
+
+import (
+	"fmt"
+	"sync"
+)
+
+// DeltaFIFOOptions configures [NewDeltaFIFO].
+type DeltaFIFOOptions[K comparable, T any] struct {
+	// KeyFunc names each object. Required: NewDeltaFIFO fails without it.
+	KeyFunc KeyFunc[K, T]
+
+	// KnownObjects is what the consumer already holds (normally the Indexer
+	// it writes to). It lets Delete accept keys that are not queued, lets
+	// Replace infer deletions of known objects missing from the list, and
+	// gives Resync something to resync. Zero (nil): the queue knows only the
+	// keys it holds or has handed out and not yet finished; Resync does
+	// nothing.
+	KnownObjects KnownObjects[K, T]
+}
+
+// DeltaFIFO is a queue of per-key changes between a producer (a reflector
+// calling Add, Update, Delete, Replace and Resync) and a consumer (calling
+// Pop or PopBatch and applying the changes to its store).
+//
+// Rules:
+//
+//   - Keys are served in FIFO order of their first enqueue. While a key is
+//     queued, further changes to it are appended to its [Deltas] (oldest
+//     first) and the key keeps its place.
+//   - Two consecutive Deleted deltas collapse into one: the one that is not
+//     FinalStateUnknown is kept; if both or neither are, the newer one. No
+//     other deltas are merged.
+//   - A key is "present" if it is queued, in flight (handed to a process
+//     function that has not returned yet) or, when KnownObjects is set,
+//     known. Delete of a key that is not present is ignored.
+//   - Process functions run without the queue lock held, so they may call
+//     back into the queue. Pop and PopBatch calls are serialized: at most one
+//     process function runs at a time (the others wait), so each key's
+//     changes are processed in order, one batch at a time.
+//   - Close wakes blocked Pops. Items queued at Close remain poppable:
+//     nothing is dropped; Pop returns [ErrClosed] only once the queue is
+//     closed and empty. Writes after Close return [ErrClosed].
+//
+// All methods are safe for concurrent use. The zero DeltaFIFO is not usable:
+// build one with [NewDeltaFIFO].
+type DeltaFIFO[K comparable, T any] struct {
+	keyFunc KeyFunc[K, T]
+	known   KnownObjects[K, T] // nil: none
+	synced  chan struct{}      // closed once HasSynced is true; never replaced
+
+	// mu guards every field below. It is never held while user code (key
+	// functions, process functions) runs.
+	mu sync.Mutex
+	// order holds the queued keys with their deltas, oldest first enqueue
+	// at the front. items maps each queued key to its entry's sequence
+	// number in order: every key in items is in order exactly once.
+	order entryQueue[K, T]
+	items map[K]uint64
+	peak  int    // largest len(items) since items was last made
+	gen   uint32 // incremented by each Replace; see slot.gen
+
+	populated   bool   // a first Add/Update/Delete/Replace happened
+	initialLeft int    // items of the first Replace not yet processed
+	closed      bool   // Close was called
+	lastVersion string // version given to the last Replace
+
+	// wake is made by a waiter when it needs one and closed (and reset to
+	// nil) by whoever changes what waiters wait for: a key queued, the
+	// in-flight batch finished, the queue closed.
+	wake chan struct{}
+
+	// popping is true while a Pop or PopBatch has items in flight; batch
+	// and arena then hold them (read-only until finish). inflight is a
+	// lazily built set of the batch's keys (valid if inflightOK).
+	popping    bool
+	batch      []Item[K, T]
+	arena      []Delta[T]
+	inflight   map[K]struct{}
+	inflightOK bool
+}
+
+// queueEntry is one queued key and its slot.
+type queueEntry[K comparable, T any] struct {
+	key K
+	deltaSlot[T]
+}
+
+// deltaSlot is the value of one queued key: its deltas (first inline, so a key
+// with one delta allocates nothing) and bookkeeping.
+type deltaSlot[T any] struct {
+	first Delta[T]
+	more  []Delta[T] // the deltas after first, oldest first
+	// gen is the Replace generation that last listed this key, so Replace
+	// can tell listed keys from others without building a set.
+	gen     uint32
+	initial bool // the key is part of the first Replace's population
+}
+
+// newest returns a pointer to the last delta of s.
+func (s *deltaSlot[T]) newest() *Delta[T] {
+	if n := len(s.more); n > 0 {
+		return &s.more[n-1]
+	}
+	return &s.first
+}
+
+// add appends d to s, collapsing two consecutive Deleted deltas.
+func (s *deltaSlot[T]) add(d Delta[T]) {
+	if d.Type == Deleted {
+		if n := s.newest(); n.Type == Deleted {
+			if !d.FinalStateUnknown || n.FinalStateUnknown {
+				*n = d
+			}
+			return
+		}
+	}
+	if s.more == nil {
+		s.more = make([]Delta[T], 0, 4)
+	}
+	s.more = append(s.more, d)
+}
+
+// Item is one key handed out by [DeltaFIFO.PopBatch] with its deltas.
+type Item[K comparable, T any] struct {
+	// Key is the key of the object the deltas are about.
+	Key K
+	// Deltas are the key's queued changes, oldest first; never empty.
+	Deltas Deltas[T]
+	// IsInInitialList is true if the key is part of the first Replace's
+	// population (see [DeltaFIFO.HasSynced]).
+	IsInInitialList bool
+}
+
+// NewDeltaFIFO returns an empty, open DeltaFIFO.
+//
+// Possible errors: [ErrInvalidOptions] if opts.KeyFunc is nil.
+func NewDeltaFIFO[K comparable, T any](opts DeltaFIFOOptions[K, T]) (*DeltaFIFO[K, T], error) {
+	if opts.KeyFunc == nil {
+		return nil, fmt.Errorf("informer: NewDeltaFIFO: KeyFunc is nil: %w", ErrInvalidOptions)
+	}
+	return &DeltaFIFO[K, T]{
+		keyFunc: opts.KeyFunc,
+		known:   opts.KnownObjects,
+		synced:  make(chan struct{}),
+		items:   make(map[K]uint64),
+	}, nil
+}
+
+// keyOf calls the user key function, turning an error or a panic into an
+// error wrapping ErrKeyFunc. It must be called without f.mu held.
+func (f *DeltaFIFO[K, T]) keyOf(obj T) (key K, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: panic: %v", ErrKeyFunc, r)
+		}
+	}()
+	key, err = f.keyFunc(obj)
+	if err != nil {
+		return key, fmt.Errorf("%w: %w", ErrKeyFunc, err)
+	}
+	return key, nil
+}
+
+// Add queues an Added delta for obj.
+//
+// Possible errors: [ErrKeyFunc] (nothing queued), [ErrClosed].
+func (f *DeltaFIFO[K, T]) Add(obj T) error { return f.change(Added, obj) }
+
+// Update queues an Updated delta for obj.
+//
+// Possible errors: [ErrKeyFunc] (nothing queued), [ErrClosed].
+func (f *DeltaFIFO[K, T]) Update(obj T) error { return f.change(Updated, obj) }
+
+// Delete queues a Deleted delta for obj (its last known state), unless the
+// key is not present (neither queued, in flight, nor known), in which case
+// the call is ignored and returns nil. A Deleted right after a Deleted
+// collapses into one (see [DeltaFIFO]).
+//
+// Possible errors: [ErrKeyFunc] (nothing queued), [ErrClosed].
+func (f *DeltaFIFO[K, T]) Delete(obj T) error { return f.change(Deleted, obj) }
+
+func (f *DeltaFIFO[K, T]) change(t DeltaType, obj T) error {
+	key, err := f.keyOf(obj)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return ErrClosed
+	}
+	if !f.populated {
+		f.populated = true
+		f.maybeSyncedLocked()
+	}
+	if t == Deleted && !f.presentLocked(key) {
+		f.mu.Unlock()
+		return nil
+	}
+	if e := f.entryLocked(key); e != nil {
+		e.add(Delta[T]{Type: t, Object: obj})
+	} else {
+		f.pushLocked(key, deltaSlot[T]{first: Delta[T]{Type: t, Object: obj}})
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// presentLocked reports whether key is queued, in flight or known.
+func (f *DeltaFIFO[K, T]) presentLocked(key K) bool {
+	if _, ok := f.items[key]; ok {
+		return true
+	}
+	if f.inFlightLocked(key) {
+		return true
+	}
+	if f.known != nil {
+		_, ok := f.known.Get(key)
+		return ok
+	}
+	return false
+}
+
+// entryLocked returns key's queued entry, or nil if the key is not queued.
+// The pointer is valid until order is next pushed or popped.
+func (f *DeltaFIFO[K, T]) entryLocked(key K) *queueEntry[K, T] {
+	seq, ok := f.items[key]
+	if !ok {
+		return nil
+	}
+	return f.order.at(seq)
+}
+
+// pushLocked queues a key that is not queued yet, with slot s, at the tail.
+func (f *DeltaFIFO[K, T]) pushLocked(key K, s deltaSlot[T]) {
+	f.items[key] = f.order.push(queueEntry[K, T]{key: key, deltaSlot: s})
+	if n := len(f.items); n > f.peak {
+		f.peak = n
+	}
+	f.signalLocked()
+}
+
+// signalLocked wakes every waiter.
+func (f *DeltaFIFO[K, T]) signalLocked() {
+	if f.wake != nil {
+		close(f.wake)
+		f.wake = nil
+	}
+}
+
+// maybeSyncedLocked closes the synced channel if the initial population has
+// been processed.
+func (f *DeltaFIFO[K, T]) maybeSyncedLocked() {
+	if f.populated && f.initialLeft == 0 {
+		select {
+		case <-f.synced:
+		default:
+			close(f.synced)
+		}
+	}
+}
+
+// inFlightLocked reports whether key is in the batch being processed.
+func (f *DeltaFIFO[K, T]) inFlightLocked(key K) bool {
+	if !f.popping {
+		return false
+	}
+	if len(f.batch) <= 8 {
+		for i := range f.batch {
+			if f.batch[i].Key == key {
+				return true
+			}
+		}
+		return false
+	}
+	if !f.inflightOK {
+		if f.inflight == nil {
+			f.inflight = make(map[K]struct{}, len(f.batch))
+		}
+		for i := range f.batch {
+			f.inflight[f.batch[i].Key] = struct{}{}
+		}
+		f.inflightOK = true
+	}
+	_, ok := f.inflight[key]
+	return ok
+}
+
+// Replace tells the queue that objs is the complete current collection, as
+// of version. It:
+//
+//  1. queues a Replaced delta for each listed object (in list order; a key
+//     listed twice gets two deltas);
+//  2. for every present key (queued, in flight or known) absent from objs,
+//     queues a Deleted delta with FinalStateUnknown set, carrying the newest
+//     state the queue has: the newest queued delta's object if the key is
+//     queued, else the newest in-flight delta's, else the known object. No
+//     such tombstone is added when that newest delta is already a Deleted.
+//     Tombstoned keys not queued yet join the tail: in-flight ones first,
+//     then known ones in KnownObjects.All order.
+//
+// The first Replace, if no Add, Update or Delete came before it, fixes the
+// initial population for [DeltaFIFO.HasSynced]: the keys it queued (listed
+// or tombstoned). LastVersion returns version afterwards.
+//
+// All keys are computed before anything changes: a key function error
+// refuses the whole call and leaves the queue unchanged.
+//
+// Possible errors: [ErrKeyFunc] (naming the object's index in objs),
+// [ErrClosed].
+func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
+	keys := make([]K, len(objs))
+	for i, obj := range objs {
+		k, err := f.keyOf(obj)
+		if err != nil {
+			return fmt.Errorf("informer: Replace: object %d: %w", i, err)
+		}
+		keys[i] = k
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	f.gen++
+	if f.gen == 0 { // wrapped: 0 is what a fresh slot carries
+		f.gen = 1
+	}
+	gen := f.gen
+	first := !f.populated
+	f.populated = true
+	if len(f.items) == 0 && len(keys) > 64 {
+		f.items = make(map[K]uint64, len(keys)) // presized: no growth steps
+	}
+	mark := func(s *deltaSlot[T]) {
+		if first && !s.initial {
+			s.initial = true
+			f.initialLeft++
+		}
+	}
+
+	for i, key := range keys {
+		d := Delta[T]{Type: Replaced, Object: objs[i]}
+		if e := f.entryLocked(key); e != nil {
+			e.add(d)
+			e.gen = gen
+			mark(&e.deltaSlot)
+			continue
+		}
+		s := deltaSlot[T]{first: d, gen: gen}
+		mark(&s)
+		f.pushLocked(key, s)
+	}
+	// Queued keys not listed, in queue order.
+	for seq := f.order.head; seq < f.order.tail; seq++ {
+		e := f.order.at(seq)
+		if e.gen == gen {
+			continue
+		}
+		n := e.newest()
+		if n.Type == Deleted {
+			continue
+		}
+		e.add(Delta[T]{Type: Deleted, Object: n.Object, FinalStateUnknown: true})
+		mark(&e.deltaSlot)
+	}
+	// In-flight keys not queued (so not listed).
+	if f.popping {
+		for i := range f.batch {
+			it := &f.batch[i]
+			if _, queued := f.items[it.Key]; queued {
+				continue
+			}
+			n := it.Deltas[len(it.Deltas)-1]
+			if n.Type == Deleted {
+				continue
+			}
+			s := deltaSlot[T]{first: Delta[T]{Type: Deleted, Object: n.Object, FinalStateUnknown: true}}
+			mark(&s)
+			f.pushLocked(it.Key, s)
+		}
+	}
+	// Known keys not queued (so neither listed nor handled above).
+	if f.known != nil {
+		for key, obj := range f.known.All() {
+			if _, queued := f.items[key]; queued {
+				continue
+			}
+			s := deltaSlot[T]{first: Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true}}
+			mark(&s)
+			f.pushLocked(key, s)
+		}
+	}
+	f.lastVersion = version
+	f.maybeSyncedLocked()
+	return nil
+}
+
+// Resync queues a Sync delta, carrying the known object, for every known key
+// that is neither queued nor in flight, in KnownObjects.All order. Without
+// KnownObjects it does nothing.
+//
+// Possible errors: [ErrClosed].
+func (f *DeltaFIFO[K, T]) Resync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	if f.known == nil {
+		return nil
+	}
+	for key, obj := range f.known.All() {
+		if _, queued := f.items[key]; queued || f.inFlightLocked(key) {
+			continue
+		}
+		f.pushLocked(key, deltaSlot[T]{first: Delta[T]{Type: Sync, Object: obj}})
+	}
+	return nil
+}
+
+// HasSynced reports whether the initial population has been processed: true
+// once every key queued by the first Replace has been popped and its process
+// function has returned (with anything but ErrRequeue), or as soon as an Add,
+// Update or Delete arrives before any Replace. It never reverts to false.
+func (f *DeltaFIFO[K, T]) HasSynced() bool {
+	select {
+	case <-f.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced returns a channel closed when HasSynced becomes true; it is never
+// closed otherwise (not even by Close). Every call returns the same channel.
+func (f *DeltaFIFO[K, T]) Synced() <-chan struct{} { return f.synced }
+
+// Len returns the number of keys queued (not counting in-flight ones).
+func (f *DeltaFIFO[K, T]) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.order.len()
+}
+
+// LastVersion returns the version given to the last successful Replace, or
+// "" if there was none.
+func (f *DeltaFIFO[K, T]) LastVersion() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lastVersion
+}
+
+// Close closes the queue: blocked Pop and PopBatch calls wake up, writes
+// return [ErrClosed] from now on, and Pop returns ErrClosed once the items
+// still queued have been popped. Close is idempotent.
+func (f *DeltaFIFO[K, T]) Close() {
+	f.mu.Lock()
+	f.closed = true
+	f.signalLocked()
+	f.mu.Unlock()
+}

@@ -1,0 +1,310 @@
+package informer
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// IndexerOptions configures [NewIndexer]. The Indexes slice is copied; the
+// caller may reuse it.
+type IndexerOptions[K comparable, T any] struct {
+	// KeyFunc names each stored object. Required: there is no default.
+	KeyFunc KeyFunc[K, T]
+
+	// Indexes are the secondary indexes, maintained on every write. Names
+	// must be non-empty and unique, and every Func non-nil. Zero value: no
+	// index (more can be added later with [Indexer.AddIndexes]).
+	Indexes []Index[T]
+}
+
+// Indexer is a typed, concurrency-safe store of objects of type T, keyed by
+// K, with secondary indexes: client-go's Indexer (thread-safe store) without
+// interface{}.
+//
+// All methods are safe for concurrent use. Writes are serialized; user code
+// (the key function and the index functions) runs outside any internal lock,
+// before the write takes the lock, so a slow or panicking index function
+// cannot block or corrupt the store. A write whose key or index function
+// fails changes nothing.
+//
+// Reads never block on user code and hold the read lock only briefly:
+// iterators ([Indexer.All], [Indexer.ByIndex], ...) copy a chunk of at most
+// 64 entries under the read lock, release it, and yield the chunk, so a writer
+// waits for at most one chunk copy per reader. Iterators are therefore weakly
+// consistent: an object stored (and, for index queries, matching) for the
+// whole iteration is yielded exactly once; objects added, removed or moved
+// between index values during the iteration may or may not be yielded; each
+// yielded object is the one stored when its chunk was copied. An iteration
+// that overlaps a [Indexer.Replace] finishes over the set it started on.
+// Iterators may be reused: each use starts over. Their order is not
+// specified. [Indexer.List] is the consistent snapshot, taken under one read
+// lock.
+//
+// Stored objects are shared with callers: treat them as read-only.
+//
+// The zero Indexer is an empty store that cannot be written: every write
+// returns an error wrapping [ErrInvalidOptions] and index queries return
+// [ErrIndexNotFound]. Construct one with [NewIndexer]. An Indexer must not
+// be copied after first use.
+type Indexer[K comparable, T any] struct {
+	keyFunc KeyFunc[K, T]
+
+	// defs is the current index set. It is only replaced, by AddIndexes while
+	// holding mu; writers load it without the lock to prepare their values,
+	// and queries to resolve index names.
+	defs atomic.Pointer[indexDefs[T]]
+
+	// pool recycles *scratch[K, T] buffers of prepared index values.
+	pool sync.Pool
+
+	// writers counts writers waiting for mu; iterators yield the CPU
+	// between chunks while it is non-zero (see rlock).
+	writers atomic.Int32
+
+	// mu guards st, every entry and bucket reachable from it, and
+	// rebuilding.
+	mu sync.RWMutex
+	st state[K, T]
+	// rebuilding is non-nil while AddIndexes computes the new indexes
+	// outside the lock; writers wait for it to be closed, then re-prepare.
+	rebuilding chan struct{}
+}
+
+// NewIndexer returns an empty Indexer with the given key function and
+// indexes.
+//
+// Possible errors: [ErrInvalidOptions] (nil KeyFunc, an index with an empty
+// name or a nil Func), [ErrIndexExists] (two indexes with the same name).
+func NewIndexer[K comparable, T any](opts IndexerOptions[K, T]) (*Indexer[K, T], error) {
+	if opts.KeyFunc == nil {
+		return nil, fmt.Errorf("indexer options: KeyFunc is nil: %w", ErrInvalidOptions)
+	}
+	defs, err := (*indexDefs[T])(nil).with(opts.Indexes)
+	if err != nil {
+		return nil, fmt.Errorf("indexer options: %w", err)
+	}
+	s := &Indexer[K, T]{keyFunc: opts.KeyFunc}
+	s.defs.Store(defs)
+	s.st = newState[K, T](len(defs.list), 0)
+	return s, nil
+}
+
+// with returns a new index set: d's indexes followed by more, after
+// validating more.
+func (d *indexDefs[T]) with(more []Index[T]) (*indexDefs[T], error) {
+	nd := &indexDefs[T]{ord1: make(map[string]int)}
+	if d != nil {
+		nd.list = append(nd.list, d.list...)
+		for name, o := range d.ord1 {
+			nd.ord1[name] = o
+		}
+	}
+	for _, ix := range more {
+		switch {
+		case ix.Name == "":
+			return nil, fmt.Errorf("index with an empty name: %w", ErrInvalidOptions)
+		case ix.Func == nil:
+			return nil, fmt.Errorf("index %q: nil Func: %w", ix.Name, ErrInvalidOptions)
+		}
+		if nd.ord1[ix.Name] != 0 {
+			return nil, fmt.Errorf("index %q: %w", ix.Name, ErrIndexExists)
+		}
+		nd.ord1[ix.Name] = len(nd.list) + 1
+		nd.list = append(nd.list, ix)
+	}
+	return nd, nil
+}
+
+// Add stores obj under its key, replacing any object stored there (Add and
+// Update are the same upsert, as in client-go's Store), and updates every
+// index. It is safe for concurrent use.
+//
+// Possible errors: [ErrKeyFunc], [ErrIndexFunc] (the store is unchanged),
+// [ErrInvalidOptions] (zero Indexer).
+func (s *Indexer[K, T]) Add(obj T) error { return s.upsert(obj) }
+
+// Update is [Indexer.Add]: it stores obj under its key, replacing any object
+// stored there. Index buckets whose values did not change are not touched.
+//
+// Possible errors: [ErrKeyFunc], [ErrIndexFunc] (the store is unchanged),
+// [ErrInvalidOptions] (zero Indexer).
+func (s *Indexer[K, T]) Update(obj T) error { return s.upsert(obj) }
+
+// Delete removes the object stored under obj's key (whatever its content)
+// from the store and every index. Deleting an absent key is not an error.
+//
+// Possible errors: [ErrKeyFunc], [ErrInvalidOptions] (zero Indexer).
+func (s *Indexer[K, T]) Delete(obj T) error {
+	k, err := s.key(obj)
+	if err != nil {
+		return err
+	}
+	s.deleteKey(k)
+	return nil
+}
+
+// DeleteKey removes the object stored under key and returns it; ok is false
+// if there was none. It calls no user code and cannot fail.
+func (s *Indexer[K, T]) DeleteKey(key K) (old T, ok bool) { return s.deleteKey(key) }
+
+// Replace swaps the whole content for objs (a later object with the same key
+// as an earlier one wins). Keys and index values are computed first, without
+// any lock; readers then see the old set or the new one, never a mix. An
+// iteration in progress finishes over the old set.
+//
+// Possible errors: [ErrKeyFunc], [ErrIndexFunc] (the whole Replace is refused
+// and the store is unchanged), [ErrInvalidOptions] (zero Indexer).
+func (s *Indexer[K, T]) Replace(objs []T) error {
+	if s.keyFunc == nil {
+		_, err := s.key(*new(T))
+		return err
+	}
+	st, defs, err := s.buildState(objs)
+	if err != nil {
+		return err
+	}
+	_, err = s.commitState(st, defs, objs)
+	return err
+}
+
+// AddIndexes adds indexes and indexes every object already stored. The index
+// functions run without any internal lock: meanwhile readers proceed and
+// writers wait (on a channel) until the new indexes are in place, then
+// compute their values with them. Concurrent AddIndexes calls are
+// serialized. Queries on the new indexes return [ErrIndexNotFound] until
+// AddIndexes has returned.
+//
+// Possible errors: [ErrIndexExists] (a name already used, or repeated),
+// [ErrInvalidOptions] (empty name, nil Func, zero Indexer), [ErrIndexFunc]
+// (an index function failed on a stored object: no index is added).
+func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
+	if s.keyFunc == nil {
+		_, err := s.key(*new(T))
+		return err
+	}
+	s.lock()
+	for s.rebuilding != nil {
+		ch := s.rebuilding
+		s.mu.Unlock()
+		<-ch
+		s.lock()
+	}
+	old := s.defs.Load()
+	defs, err := old.with(indexes)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	done := make(chan struct{})
+	s.rebuilding = done
+	// Writers are held off from here on, so the entries cannot change.
+	entries := make([]*entry[K, T], 0, len(s.st.entries))
+	for _, sl := range s.st.entries {
+		entries = append(entries, sl.e)
+	}
+	s.mu.Unlock()
+
+	finish := func() {
+		s.rebuilding = nil
+		s.mu.Unlock()
+		close(done)
+	}
+	// Compute the new indexes' values of every entry, outside the lock.
+	first := len(old.list)
+	vals := make([][]string, len(entries))
+	counts := make([][]int, len(entries))
+	sc := s.getScratch()
+	for i, e := range entries {
+		sc.reset()
+		if err := appendValues(sc, defs.list[first:], e.key, e.obj); err != nil {
+			s.putScratch(sc)
+			s.lock()
+			finish()
+			return err
+		}
+		vals[i] = append([]string(nil), sc.vals...)
+		counts[i] = append([]int(nil), sc.ends...)
+	}
+	s.putScratch(sc)
+
+	s.lock()
+	st := &s.st
+	st.indexes = append(st.indexes[:len(st.indexes):len(st.indexes)], make([]map[string]*bucket[K, T], len(indexes))...)
+	for j := first; j < len(defs.list); j++ {
+		st.indexes[j] = make(map[string]*bucket[K, T])
+	}
+	for i, e := range entries {
+		if len(vals[i]) == 0 {
+			continue
+		}
+		refs := make([]*bucket[K, T], len(e.refs), len(e.refs)+len(vals[i]))
+		copy(refs, e.refs)
+		start := 0
+		for g, end := range counts[i] {
+			for _, v := range vals[i][start:end] {
+				b := st.bucketFor(first+g, v)
+				b.add(e)
+				refs = append(refs, b)
+			}
+			start = end
+		}
+		e.refs = refs
+	}
+	s.defs.Store(defs)
+	finish()
+	return nil
+}
+
+// lock takes the write lock, announcing the writer to iterators (rlock).
+func (s *Indexer[K, T]) lock() {
+	s.writers.Add(1)
+	s.mu.Lock()
+	s.writers.Add(-1)
+}
+
+// Get returns the object stored under key; ok is false if there is none.
+func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
+	s.mu.RLock()
+	sl := s.st.entries[key]
+	obj, ok = sl.obj, sl.e != nil
+	s.mu.RUnlock()
+	return obj, ok
+}
+
+// Len returns the number of stored objects.
+func (s *Indexer[K, T]) Len() int {
+	s.mu.RLock()
+	n := len(s.st.entries)
+	s.mu.RUnlock()
+	return n
+}
+
+// List returns a new slice with every stored object: a consistent snapshot
+// taken under one read lock (so it holds writers off for the whole copy;
+// prefer [Indexer.All] for large stores). The order is not specified.
+func (s *Indexer[K, T]) List() []T {
+	s.mu.RLock()
+	out := make([]T, 0, len(s.st.entries))
+	for _, sl := range s.st.entries {
+		out = append(out, sl.obj)
+	}
+	s.mu.RUnlock()
+	return out
+}
+
+// errIndexNotFound builds the error of a query naming an unknown index.
+func errIndexNotFound(index string) error {
+	return fmt.Errorf("index %q: %w", index, ErrIndexNotFound)
+}
+
+// indexNotFoundError is errIndexNotFound built without a call, for query
+// methods that must stay small enough to inline.
+type indexNotFoundError struct{ index string }
+
+func (e *indexNotFoundError) Error() string {
+	return "index " + strconv.Quote(e.index) + ": " + ErrIndexNotFound.Error()
+}
+
+func (e *indexNotFoundError) Unwrap() error { return ErrIndexNotFound }

@@ -1,0 +1,280 @@
+package informer
+
+import "fmt"
+
+// The write path of [Indexer].
+//
+// Every write goes through the same two steps:
+//
+//  1. prepare (no lock held): run the key function and every index function
+//     on the new object, recovering panics, and record the results in a
+//     write: the key and the index values (deduplicated, grouped by index, in
+//     a scratch buffer reused through a sync.Pool). Any error refuses the
+//     write; nothing has been touched.
+//  2. commit (one write lock for the whole batch): wait while AddIndexes is
+//     rebuilding, re-prepare writes computed against an older index set, and
+//     apply each write with state.apply, which only compares the new values
+//     with the buckets cached in the entry.
+//
+// The shared informer uses the unexported batch methods directly: it
+// prepares a batch of deltas with prepare, applies them atomically for
+// readers with commit (which also reports each key's previous object), and
+// applies a relist with buildState and commitState.
+
+// indexDefs is an immutable index set. AddIndexes replaces it (under mu);
+// its pointer identity serves as the index-set generation.
+type indexDefs[T any] struct {
+	list []Index[T]
+	// ord1 maps an index name to its ordinal in list plus one, so that a
+	// missing name reads as 0 with a single-value lookup (keeps ordOf cheap
+	// enough for ByIndex to inline).
+	ord1 map[string]int
+}
+
+// scratch holds the prepared index values of one write. vals holds every
+// index's values, deduplicated within an index; index i's values are
+// vals[ends[i-1]:ends[i]] (ends[-1] being 0). refs is working space for
+// state.relink. Scratches are recycled through Indexer.pool.
+type scratch[K comparable, T any] struct {
+	vals []string
+	ends []int
+	refs []*bucket[K, T]
+}
+
+// reset empties sc, dropping references to strings and buckets.
+func (sc *scratch[K, T]) reset() {
+	clear(sc.vals)
+	clear(sc.refs)
+	sc.vals, sc.ends, sc.refs = sc.vals[:0], sc.ends[:0], sc.refs[:0]
+}
+
+// write is one prepared mutation: an upsert of obj under key (with its index
+// values in sc, computed against defs), or a delete of key (del; sc and defs
+// are nil). commit fills old and hadOld with the object stored under key
+// before the write.
+type write[K comparable, T any] struct {
+	key  K
+	obj  T
+	del  bool
+	defs *indexDefs[T]
+	sc   *scratch[K, T]
+
+	old    T
+	hadOld bool
+	failed bool // set by the informer when a write was refused (see SharedInformer.commitEach)
+}
+
+func (s *Indexer[K, T]) getScratch() *scratch[K, T] {
+	if sc, ok := s.pool.Get().(*scratch[K, T]); ok {
+		return sc
+	}
+	return new(scratch[K, T])
+}
+
+func (s *Indexer[K, T]) putScratch(sc *scratch[K, T]) {
+	if sc == nil {
+		return
+	}
+	sc.reset()
+	s.pool.Put(sc)
+}
+
+// release returns the scratch buffers of ws to the pool.
+func (s *Indexer[K, T]) release(ws []write[K, T]) {
+	for i := range ws {
+		s.putScratch(ws[i].sc)
+		ws[i].sc = nil
+	}
+}
+
+// key runs the key function on obj, turning an error or a panic into an
+// error wrapping ErrKeyFunc.
+func (s *Indexer[K, T]) key(obj T) (k K, err error) {
+	if s.keyFunc == nil {
+		return k, fmt.Errorf("indexer: no key function (use NewIndexer): %w", ErrInvalidOptions)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: panic: %v", ErrKeyFunc, r)
+		}
+	}()
+	k, err = s.keyFunc(obj)
+	if err != nil {
+		return k, fmt.Errorf("%w: %w", ErrKeyFunc, err)
+	}
+	return k, nil
+}
+
+// prepareUpsert fills w for storing obj: key and index values against the
+// current index set. No lock is held; user code runs here.
+func (s *Indexer[K, T]) prepareUpsert(w *write[K, T], obj T) error {
+	k, err := s.key(obj)
+	if err != nil {
+		return err
+	}
+	w.key, w.obj, w.del = k, obj, false
+	return s.values(w, s.defs.Load())
+}
+
+// values (re)computes the index values of w.obj against defs into w.sc.
+func (s *Indexer[K, T]) values(w *write[K, T], defs *indexDefs[T]) error {
+	if w.sc == nil {
+		w.sc = s.getScratch()
+	}
+	sc := w.sc
+	sc.reset()
+	w.defs = defs
+	if defs == nil {
+		return nil
+	}
+	return appendValues(sc, defs.list, w.key, w.obj)
+}
+
+// appendValues runs the index functions of indexes on obj, in order,
+// appending each one's values to sc.vals without duplicates and closing its
+// group in sc.ends. An error or a panic comes back wrapped in ErrIndexFunc,
+// naming the index and the key (one deferred recover covers every index).
+func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], key K, obj T) (err error) {
+	cur := -1
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("index %q, key %v: %w: panic: %v", indexes[cur].Name, key, ErrIndexFunc, r)
+		}
+	}()
+	for i := range indexes {
+		cur = i
+		n := len(sc.vals)
+		res, err := indexes[i].Func(sc.vals[n:n], obj)
+		if err != nil {
+			return fmt.Errorf("index %q, key %v: %w: %w", indexes[i].Name, key, ErrIndexFunc, err)
+		}
+		sc.vals = append(sc.vals[:n], res...)
+		// Deduplicate the new group in place (index funcs return few values).
+		kept := n
+		for j := n; j < len(sc.vals); j++ {
+			v := sc.vals[j]
+			if containsString(sc.vals[n:kept], v) {
+				continue
+			}
+			sc.vals[kept] = v
+			kept++
+		}
+		clear(sc.vals[kept:])
+		sc.vals = sc.vals[:kept]
+		sc.ends = append(sc.ends, kept)
+	}
+	return nil
+}
+
+// commit applies ws atomically for readers: under one write lock, in order.
+// Writes prepared against an index set that AddIndexes has since replaced
+// are re-prepared (outside the lock) first; if that fails, nothing is
+// applied and the error is returned. While AddIndexes is rebuilding, commit
+// waits for it on a channel, not on the lock. On return every write holds in
+// old/hadOld the object its key had just before it. commit does not release
+// the scratch buffers of ws; the caller does (release).
+func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
+	for {
+		s.lock()
+		if ch := s.rebuilding; ch != nil {
+			s.mu.Unlock()
+			<-ch
+			continue
+		}
+		defs := s.defs.Load()
+		if stale(ws, defs) {
+			s.mu.Unlock()
+			for i := range ws {
+				if !ws[i].del && ws[i].defs != defs {
+					if err := s.values(&ws[i], defs); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		for i := range ws {
+			s.st.apply(&ws[i])
+		}
+		s.mu.Unlock()
+		return nil
+	}
+}
+
+// stale reports whether some upsert in ws was prepared against another index
+// set than defs.
+func stale[K comparable, T any](ws []write[K, T], defs *indexDefs[T]) bool {
+	for i := range ws {
+		if !ws[i].del && ws[i].defs != defs {
+			return true
+		}
+	}
+	return false
+}
+
+// upsert is Add and Update.
+func (s *Indexer[K, T]) upsert(obj T) error {
+	var ws [1]write[K, T]
+	defer s.release(ws[:])
+	if err := s.prepareUpsert(&ws[0], obj); err != nil {
+		return err
+	}
+	return s.commit(ws[:])
+}
+
+// deleteKey deletes key and returns what was stored under it.
+func (s *Indexer[K, T]) deleteKey(key K) (T, bool) {
+	ws := [1]write[K, T]{{key: key, del: true}}
+	_ = s.commit(ws[:]) // deletes need no values: commit cannot fail
+	return ws[0].old, ws[0].hadOld
+}
+
+// buildState prepares a whole new state holding objs (a later duplicate key
+// wins), against the current index set, without taking the lock: the state
+// is private until commitState swaps it in.
+func (s *Indexer[K, T]) buildState(objs []T) (state[K, T], *indexDefs[T], error) {
+	defs := s.defs.Load()
+	n := 0
+	if defs != nil {
+		n = len(defs.list)
+	}
+	st := newState[K, T](n, len(objs))
+	var w write[K, T]
+	w.sc = s.getScratch()
+	defer s.putScratch(w.sc)
+	for _, obj := range objs {
+		if err := s.prepareUpsert(&w, obj); err != nil {
+			return state[K, T]{}, nil, err
+		}
+		st.apply(&w)
+	}
+	return st, defs, nil
+}
+
+// commitState swaps in a state built by buildState from objs and returns the
+// state it replaced, which no longer changes: a caller (the informer's
+// relist) may diff it against the new one. If the index set changed since
+// st was built, it is rebuilt from objs. While AddIndexes is rebuilding,
+// commitState waits for it.
+func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T) (state[K, T], error) {
+	for {
+		s.lock()
+		if ch := s.rebuilding; ch != nil {
+			s.mu.Unlock()
+			<-ch
+			continue
+		}
+		if cur := s.defs.Load(); cur != defs {
+			s.mu.Unlock()
+			var err error
+			if st, defs, err = s.buildState(objs); err != nil {
+				return state[K, T]{}, err
+			}
+			continue
+		}
+		old := s.st
+		s.st = st
+		s.mu.Unlock()
+		return old, nil
+	}
+}

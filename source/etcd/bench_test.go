@@ -126,7 +126,7 @@ func BenchmarkWatchEvents(b *testing.B) {
 			defer w.Stop()
 			got := 0
 			for ev := range w.Events() {
-				if ev.Type == informer.Added || ev.Type == informer.Modified {
+				if ev.Type == informer.EventAdded || ev.Type == informer.EventModified {
 					got++
 				}
 				if got >= n {

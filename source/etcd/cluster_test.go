@@ -47,14 +47,14 @@ func (f *follower) run(ctx context.Context, t *testing.T) {
 		for ev := range w.Events() {
 			f.mu.Lock()
 			switch ev.Type {
-			case informer.Error:
+			case informer.EventError:
 				f.errs = append(f.errs, ev.Err)
 				if !errors.Is(ev.Err, informer.ErrTransient) {
 					t.Errorf("watch error not transient: %v", ev.Err)
 				}
-			case informer.Deleted:
+			case informer.EventDeleted:
 				delete(f.gens, ev.Object.Key)
-			case informer.Added, informer.Modified:
+			case informer.EventAdded, informer.EventModified:
 				if ev.Object.Value.Gen <= f.gens[ev.Object.Key] {
 					t.Errorf("%s: generation %d after %d", ev.Object.Key, ev.Object.Value.Gen, f.gens[ev.Object.Key])
 				}

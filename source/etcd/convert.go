@@ -34,12 +34,12 @@ func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event) (informer.E
 	}
 	tombstone := func() (informer.Event[*Object[T]], bool) {
 		obj := &Object[T]{Key: s.objectKey(string(kv.Key)), ModRevision: kv.ModRevision, ValueUnknown: true}
-		return informer.Event[*Object[T]]{Type: informer.Deleted, Object: obj, Version: version}, true
+		return informer.Event[*Object[T]]{Type: informer.EventDeleted, Object: obj, Version: version}, true
 	}
 	deleted := func() (informer.Event[*Object[T]], bool) {
 		obj := *prev
 		obj.ModRevision = kv.ModRevision // the deletion's revision, as the apiserver does
-		return informer.Event[*Object[T]]{Type: informer.Deleted, Object: &obj, Version: version}, true
+		return informer.Event[*Object[T]]{Type: informer.EventDeleted, Object: &obj, Version: version}, true
 	}
 
 	if ev.Type == clientv3.EventTypeDelete {
@@ -56,11 +56,11 @@ func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event) (informer.E
 	curVisible := v == visible
 	switch {
 	case curVisible && ev.IsCreate():
-		return informer.Event[*Object[T]]{Type: informer.Added, Object: cur, Version: version}, true
+		return informer.Event[*Object[T]]{Type: informer.EventAdded, Object: cur, Version: version}, true
 	case curVisible && (prevVisible || !prevKnown):
-		return informer.Event[*Object[T]]{Type: informer.Modified, Object: cur, Version: version}, true
+		return informer.Event[*Object[T]]{Type: informer.EventModified, Object: cur, Version: version}, true
 	case curVisible:
-		return informer.Event[*Object[T]]{Type: informer.Added, Object: cur, Version: version}, true
+		return informer.Event[*Object[T]]{Type: informer.EventAdded, Object: cur, Version: version}, true
 	case prevVisible:
 		return deleted()
 	case !prevKnown:

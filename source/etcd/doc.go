@@ -31,7 +31,7 @@
 // A watch opened at version v streams the changes after revision v, with
 // the previous value of each key (etcd's prev_kv), so a Deleted event carries
 // the last state. It asks etcd for progress notifications, which become
-// [informer.Bookmark] events, and requires a leader: a watch on a member cut
+// [informer.EventBookmark] events, and requires a leader: a watch on a member cut
 // off from the quorum fails with [informer.ErrTransient] instead of going
 // silent. A compacted start revision ends the watch with an Error event
 // wrapping [informer.ErrExpired], so a reflector relists.

@@ -48,11 +48,11 @@ func ExampleNew() {
 	_, _ = cli.Put(ctx, "/services/search", `{"region":"us-east"}`)
 	_, _ = cli.Delete(ctx, "/services/checkout")
 	for ev := range w.Events() {
-		if ev.Type == informer.Bookmark {
+		if ev.Type == informer.EventBookmark {
 			continue
 		}
 		fmt.Println(ev.Type, ev.Object.Key, ev.Object.Value.Region)
-		if ev.Type == informer.Deleted {
+		if ev.Type == informer.EventDeleted {
 			break
 		}
 	}

@@ -24,7 +24,7 @@ func next(t *testing.T, w informer.Watcher[*etcd.Object[obj]]) informer.Event[*e
 		select {
 		case ev, ok := <-w.Events():
 			require.True(t, ok, "stream closed")
-			if ev.Type != informer.Bookmark {
+			if ev.Type != informer.EventBookmark {
 				return ev
 			}
 		case <-timeout:
@@ -88,14 +88,14 @@ func TestFilterEnterLeave(t *testing.T) {
 		del  bool
 		want *seen
 	}{
-		{o: obj{Name: "a", Tier: "silver"}},                                                // created outside: nothing
-		{o: obj{Name: "a", Tier: "gold"}, want: &seen{informer.Added, "a", "gold", false}}, // enters
-		{o: obj{Name: "a", Tier: "gold", Gen: 2}, want: &seen{informer.Modified, "a", "gold", false}},
-		{o: obj{Name: "a", Tier: "silver"}, want: &seen{informer.Deleted, "a", "gold", false}}, // leaves: last matching state
-		{o: obj{Name: "a"}, del: true},                                                         // deleted outside: nothing
-		{o: obj{Name: "b", Tier: "gold"}, want: &seen{informer.Added, "b", "gold", false}},
-		{o: obj{Name: "b"}, del: true, want: &seen{informer.Deleted, "b", "gold", false}},
-		{o: obj{Name: "c", Tier: "gold"}, want: &seen{informer.Added, "c", "gold", false}},
+		{o: obj{Name: "a", Tier: "silver"}},                                                     // created outside: nothing
+		{o: obj{Name: "a", Tier: "gold"}, want: &seen{informer.EventAdded, "a", "gold", false}}, // enters
+		{o: obj{Name: "a", Tier: "gold", Gen: 2}, want: &seen{informer.EventModified, "a", "gold", false}},
+		{o: obj{Name: "a", Tier: "silver"}, want: &seen{informer.EventDeleted, "a", "gold", false}}, // leaves: last matching state
+		{o: obj{Name: "a"}, del: true},                                                              // deleted outside: nothing
+		{o: obj{Name: "b", Tier: "gold"}, want: &seen{informer.EventAdded, "b", "gold", false}},
+		{o: obj{Name: "b"}, del: true, want: &seen{informer.EventDeleted, "b", "gold", false}},
+		{o: obj{Name: "c", Tier: "gold"}, want: &seen{informer.EventAdded, "c", "gold", false}},
 	}
 	for i, s := range steps {
 		if s.del {
@@ -149,22 +149,22 @@ func TestBadValue(t *testing.T) {
 	watch := watchFrom(t, src)
 	_, err = w.put(ctx, obj{Name: "x", Tier: "gold"})
 	require.NoError(t, err)
-	require.Equal(t, seen{informer.Added, "x", "gold", false}, see(next(t, watch)))
+	require.Equal(t, seen{informer.EventAdded, "x", "gold", false}, see(next(t, watch)))
 	v, err := w.putRaw(ctx, "x", "garbage")
 	require.NoError(t, err)
-	require.Equal(t, seen{informer.Deleted, "x", "gold", false}, see(next(t, watch)), "bad value: the key leaves")
+	require.Equal(t, seen{informer.EventDeleted, "x", "gold", false}, see(next(t, watch)), "bad value: the key leaves")
 	require.Equal(t, v, fmt.Sprint(lastReport().ModRevision))
 	_, err = w.put(ctx, obj{Name: "x", Tier: "silver"})
 	require.NoError(t, err)
-	require.Equal(t, seen{informer.Added, "x", "silver", false}, see(next(t, watch)), "a later good value")
+	require.Equal(t, seen{informer.EventAdded, "x", "silver", false}, see(next(t, watch)), "a later good value")
 	_, err = w.del(ctx, "bad")
 	require.NoError(t, err)
-	require.Equal(t, seen{informer.Deleted, "bad", "", true}, see(next(t, watch)), "delete of a bad value")
+	require.Equal(t, seen{informer.EventDeleted, "bad", "", true}, see(next(t, watch)), "delete of a bad value")
 	_, err = w.putRaw(ctx, "y", "garbage")
 	require.NoError(t, err)
 	_, err = w.put(ctx, obj{Name: "z", Tier: "gold"})
 	require.NoError(t, err)
-	require.Equal(t, seen{informer.Added, "z", "gold", false}, see(next(t, watch)), "a bad create is skipped, the watch goes on")
+	require.Equal(t, seen{informer.EventAdded, "z", "gold", false}, see(next(t, watch)), "a bad create is skipped, the watch goes on")
 	require.Equal(t, uint64(4), src.DecodeErrors())
 }
 
@@ -276,7 +276,7 @@ func TestPeriodicProgress(t *testing.T) {
 	defer watch.Stop()
 	select {
 	case ev := <-watch.Events():
-		require.Equal(t, informer.Bookmark, ev.Type)
+		require.Equal(t, informer.EventBookmark, ev.Type)
 		require.GreaterOrEqual(t, compareVersions(ev.Version, v), 0)
 	case <-time.After(5 * time.Second):
 		t.Fatal("no periodic bookmark")
@@ -305,7 +305,7 @@ func TestHalfOpenDetected(t *testing.T) {
 	_, err = direct.create(t.Context(), "b")
 	require.NoError(t, err)
 	ev := next(t, watch)
-	require.Equal(t, informer.Error, ev.Type, "got %v %v", ev.Type, ev.Object)
+	require.Equal(t, informer.EventError, ev.Type, "got %v %v", ev.Type, ev.Object)
 	require.ErrorIs(t, ev.Err, informer.ErrTransient)
 	took := time.Since(start)
 	require.Less(t, took, 3*time.Second, "detection time")
@@ -333,7 +333,7 @@ func TestIdleWatchStaysAlive(t *testing.T) {
 		select {
 		case ev, ok := <-watch.Events():
 			require.True(t, ok)
-			require.Equal(t, informer.Bookmark, ev.Type, "%v", ev.Err)
+			require.Equal(t, informer.EventBookmark, ev.Type, "%v", ev.Err)
 			require.Equal(t, v, ev.Version)
 			bookmarks++
 		case <-deadline:
@@ -351,7 +351,7 @@ func TestIdleWatchStaysAlive(t *testing.T) {
 		require.NoError(t, quiet.RequestProgress(t.Context()))
 		select {
 		case ev := <-qw.Events():
-			require.Equal(t, informer.Bookmark, ev.Type)
+			require.Equal(t, informer.EventBookmark, ev.Type)
 			require.Equal(t, v, ev.Version)
 		case <-time.After(5 * time.Second):
 			t.Fatal("no bookmark after RequestProgress")

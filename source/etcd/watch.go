@@ -63,7 +63,7 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], rev int64, opts inf
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		// opts.Timeout: a normal end.
 	default:
-		w.Send(informer.Event[*Object[T]]{Type: informer.Error, Err: err})
+		w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
 	}
 }
 
@@ -80,13 +80,13 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 		page, err := s.List(ctx, lopts)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.Send(informer.Event[*Object[T]]{Type: informer.Error, Err: err})
+				w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
 			}
 			return 0, false
 		}
 		version = page.Version
 		for _, obj := range page.Items {
-			if !w.Send(informer.Event[*Object[T]]{Type: informer.Added, Object: obj, Version: version}) {
+			if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
 				return 0, false
 			}
 		}
@@ -95,7 +95,7 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 		}
 		lopts.Continue = page.Continue
 	}
-	if !w.Send(informer.Event[*Object[T]]{Type: informer.Bookmark, Version: version, InitialEventsEnd: true}) {
+	if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: version, InitialEventsEnd: true}) {
 		return 0, false
 	}
 	rev, _ := strconv.ParseInt(version, 10, 64)
@@ -162,7 +162,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				continue
 			}
 			if resp.IsProgressNotify() {
-				if !w.Send(informer.Event[*Object[T]]{Type: informer.Bookmark, Version: formatRev(resp.Header.Revision)}) {
+				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision)}) {
 					return nil
 				}
 				continue

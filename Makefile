@@ -6,7 +6,10 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
 .PHONY: test vet bench fuzz demo
 
+# ETCD_BIN: the etcd server binary for the multi-process cluster tests of
+# source/etcd, built once into a cache outside the repo (see the script).
 test: vet
+	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
 
 vet:

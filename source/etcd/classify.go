@@ -1,0 +1,52 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// classify wraps an etcd client error with the informer sentinel for its
+// class (see informer/source.go), keeping the original in the chain.
+// Context errors and unknown errors are returned as they are.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	ev := rpctypes.Error(err)
+	switch {
+	case errors.Is(ev, rpctypes.ErrCompacted):
+		return fmt.Errorf("%w: %w", informer.ErrExpired, err)
+	case errors.Is(ev, rpctypes.ErrFutureRev):
+		return fmt.Errorf("%w: %w", informer.ErrVersionTooLarge, err)
+	case errors.Is(ev, rpctypes.ErrNoLeader),
+		errors.Is(ev, rpctypes.ErrLeaderChanged),
+		errors.Is(ev, rpctypes.ErrNotCapable),
+		errors.Is(ev, rpctypes.ErrStopped),
+		errors.Is(ev, rpctypes.ErrTimeout),
+		errors.Is(ev, rpctypes.ErrTimeoutDueToLeaderFail),
+		errors.Is(ev, rpctypes.ErrTimeoutDueToConnectionLost),
+		errors.Is(ev, rpctypes.ErrTimeoutWaitAppliedIndex),
+		errors.Is(ev, rpctypes.ErrUnhealthy),
+		errors.Is(ev, rpctypes.ErrTooManyRequests):
+		return fmt.Errorf("%w: %w", informer.ErrTransient, err)
+	}
+	if s, ok := status.FromError(err); ok {
+		switch s.Code() {
+		case codes.Unavailable, codes.ResourceExhausted, codes.Aborted, codes.DeadlineExceeded:
+			return fmt.Errorf("%w: %w", informer.ErrTransient, err)
+		case codes.Internal:
+			return fmt.Errorf("%w: %w", informer.ErrInternal, err)
+		}
+	}
+	return err
+}

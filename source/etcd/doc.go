@@ -1,0 +1,82 @@
+// Package etcd is an [informer.Source] over a key prefix of etcd: a typed,
+// paged, consistent list and a watch that resumes, so that a
+// [informer.SharedInformer] keeps a typed, indexed cache of the prefix.
+//
+// The source yields *[Object][T]: the etcd key, the decoded value and the
+// key's revisions. The key is always there, even when a value cannot be
+// decoded, so a deletion is never lost; [KeyFunc] and [IndexFunc] plug the
+// objects into an informer.
+//
+// # Versions
+//
+// An object's version is its mod revision; the collection's version (of a
+// list page, of a watch event) is an etcd store revision, as a decimal
+// string. Lists map [informer.ReadMode] onto etcd reads:
+//
+//   - ReadLatest: a linearizable read (quorum), the current revision.
+//   - ReadAny: a serializable read, served by the member the client talks to,
+//     possibly stale.
+//   - ReadNotOlderThan v: a serializable read, retried as a linearizable one
+//     when the member is behind v; still behind v: [informer.ErrVersionTooLarge].
+//   - ReadExact v: a read at revision v. A compacted v gives
+//     [informer.ErrExpired], a future one [informer.ErrVersionTooLarge].
+//
+// Every page of one list is read at the revision of the first page; the next
+// page starts after the last key of the previous one. The continue token is an
+// opaque encoding of (revision, next key); once the revision is compacted it
+// gives [informer.ErrExpired].
+//
+// # Watches
+//
+// A watch opened at version v streams the changes after revision v, with
+// the previous value of each key (etcd's prev_kv), so a Deleted event carries
+// the last state. It asks etcd for progress notifications, which become
+// [informer.EventBookmark] events, and requires a leader: a watch on a member cut
+// off from the quorum fails with [informer.ErrTransient] instead of going
+// silent. A compacted start revision ends the watch with an Error event
+// wrapping [informer.ErrExpired], so a reflector relists.
+//
+// Streaming lists ([informer.WatchOptions.SendInitialEvents]) are served by a
+// paged list at one revision sent as Added events, a Bookmark with
+// InitialEventsEnd, then the watch from the next revision.
+//
+// Events pass from etcd's watch channel to the consumer through a bounded
+// buffer ([Options.WatchBuffer], 100 by default): a slow consumer stops the
+// source from reading etcd's channel rather than growing memory in the source
+// (the etcd client itself still buffers what its gRPC stream receives).
+//
+// [Source.RequestProgress] asks every open watch for a bookmark at a revision
+// it has fully delivered (etcd's on-demand progress), the consistent way to
+// learn that a watch has caught up with a write.
+//
+// # Liveness
+//
+// A watch whose connection is silently dropped (a half-open TCP flow: no
+// traffic, no close, no error) would otherwise wait forever: etcd's client
+// resumes broken streams by itself and gRPC keepalive cannot be set under
+// 10 s. Each watch therefore sends a progress request after
+// [Options.LivenessInterval] without news from etcd, and ends with an Error
+// event wrapping [informer.ErrTransient] when no answer comes within
+// [Options.LivenessTimeout]: the reflector re-watches from the last revision
+// it applied, on a fresh watch stream. The new stream can only succeed once
+// gRPC has replaced the dead transport, which its keepalive does: give the
+// client DialKeepAliveTime (10 s floor) and DialKeepAliveTimeout.
+//
+// # Filters and bad values
+//
+// [Options.Filter] selects objects in the source. As in the Kubernetes
+// apiserver's etcd3 watcher, a modification that makes an object start
+// matching is delivered as Added, one that makes it stop matching as Deleted
+// (carrying its previous, matching state).
+//
+// A value that fails [Options.Transform] or the codec is treated as absent:
+// it is reported (to [Options.ErrorHandler] as a *[DecodeError] with key and
+// revision, to [Options.Logger], and counted by [Source.DecodeErrors]) and
+// never delivered as a put. A list skips it; a watch delivers it as a
+// Deleted of the key's previous state if that one was delivered, exactly as
+// an object leaving the filter. So the cache holds the keys whose current
+// value decodes, the same whether it was built by a list or a watch, and the
+// watch goes on. A later good value arrives as Added. A deletion whose
+// previous value does not decode still arrives as Deleted with the key, a
+// zero Value and [Object.ValueUnknown] set.
+package etcd

@@ -1,0 +1,29 @@
+package etcd
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrDecode is wrapped by every [DecodeError]: a value under the prefix
+// failed the transform or the codec.
+var ErrDecode = errors.New("etcd source: cannot decode value")
+
+// DecodeError reports a value that failed [Options.Transform] or the codec.
+// It wraps [ErrDecode] and the cause.
+type DecodeError struct {
+	// Key is the full etcd key.
+	Key string
+	// ModRevision is the revision of the bad value.
+	ModRevision int64
+	// Err is the transform's or the codec's error.
+	Err error
+}
+
+// Error describes the key, the revision and the cause.
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("etcd source: key %q at revision %d: cannot decode value: %v", e.Key, e.ModRevision, e.Err)
+}
+
+// Unwrap returns [ErrDecode] and the cause.
+func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }

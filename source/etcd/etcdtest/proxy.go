@@ -1,0 +1,159 @@
+package etcdtest
+
+import (
+	"net"
+	"sync"
+)
+
+// Proxy is a TCP proxy on loopback between clients and one target, whose
+// flows can be cut silently: [Proxy.Blackhole] makes every open flow drop
+// what it receives in both directions without closing anything, the way a
+// lost NAT entry or a dead peer behind a firewall looks (a half-open
+// connection). [Proxy.SetRefuse] closes flows and refuses new ones, a
+// disconnected period. Safe for concurrent use.
+type Proxy struct {
+	ln     net.Listener
+	target string
+	wg     sync.WaitGroup
+
+	// mu guards the fields below.
+	mu     sync.Mutex
+	flows  map[*flow]struct{}
+	refuse bool
+	closed bool
+}
+
+// flow is one proxied connection pair.
+type flow struct {
+	client, server net.Conn
+	mu             sync.Mutex // guards dead
+	dead           bool       // blackholed: data is read and dropped
+}
+
+// NewProxy listens on 127.0.0.1 (a free port) and forwards each connection
+// to target ("host:port").
+//
+// Possible errors: the listener's.
+func NewProxy(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{ln: ln, target: target, flows: make(map[*flow]struct{})}
+	p.wg.Go(p.accept)
+	return p, nil
+}
+
+// Endpoint returns the proxy's client URL, "http://127.0.0.1:port".
+func (p *Proxy) Endpoint() string { return "http://" + p.ln.Addr().String() }
+
+func (p *Proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := p.refuse || p.closed
+		p.mu.Unlock()
+		if refuse {
+			_ = c.Close()
+			continue
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		f := &flow{client: c, server: s}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			_ = c.Close()
+			_ = s.Close()
+			continue
+		}
+		p.flows[f] = struct{}{}
+		p.mu.Unlock()
+		p.wg.Go(func() { p.pipe(f, f.server, f.client) })
+		p.wg.Go(func() { p.pipe(f, f.client, f.server) })
+	}
+}
+
+// pipe copies from src to dst until either side fails, dropping the data
+// once the flow is blackholed.
+func (p *Proxy) pipe(f *flow, dst, src net.Conn) {
+	defer func() {
+		_ = f.client.Close()
+		_ = f.server.Close()
+		p.mu.Lock()
+		delete(p.flows, f)
+		p.mu.Unlock()
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			f.mu.Lock()
+			dead := f.dead
+			f.mu.Unlock()
+			if !dead {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return // io.EOF or a closed connection: close both sides
+		}
+	}
+}
+
+// Blackhole silently kills every open flow: from now on they forward
+// nothing, in either direction, and are never closed by the proxy (until
+// Close). New connections are forwarded normally.
+func (p *Proxy) Blackhole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for f := range p.flows {
+		f.mu.Lock()
+		f.dead = true
+		f.mu.Unlock()
+	}
+}
+
+// SetRefuse, when on, closes every open flow and closes new connections at
+// once; off, the proxy forwards again.
+func (p *Proxy) SetRefuse(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	var open []*flow
+	if on {
+		for f := range p.flows {
+			open = append(open, f)
+		}
+	}
+	p.mu.Unlock()
+	for _, f := range open {
+		_ = f.client.Close()
+		_ = f.server.Close()
+	}
+}
+
+// Close stops the proxy, closes every flow and waits for its goroutines.
+// It is idempotent.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	var open []*flow
+	for f := range p.flows {
+		open = append(open, f)
+	}
+	p.mu.Unlock()
+	_ = p.ln.Close()
+	for _, f := range open {
+		_ = f.client.Close()
+		_ = f.server.Close()
+	}
+	p.wg.Wait()
+}

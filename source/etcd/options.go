@@ -1,0 +1,87 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// Options configures a [Source]. Client is required; every other field's
+// zero value is a safe default.
+type Options[T any] struct {
+	// Client talks to etcd. Required. The source never closes it. For
+	// half-open connections to be replaced, set its DialKeepAliveTime and
+	// DialKeepAliveTimeout (see the package doc, Liveness).
+	Client *clientv3.Client
+	// Prefix is the key prefix the source covers. Zero: the whole keyspace.
+	// A prefix normally ends with "/", so "/a" does not also cover "/ab".
+	Prefix string
+	// StripPrefix removes Prefix from [Object.Key]. Zero: keys are full etcd
+	// keys.
+	StripPrefix bool
+	// Codec decodes values. Zero: [JSONCodec].
+	Codec Codec[T]
+	// Transform, if set, is applied to every stored value before the codec
+	// (decrypt, decompress), like the apiserver's TransformFromStorage. key
+	// is the full etcd key. It is called concurrently and must be safe for
+	// it. An error makes the value bad (see the package doc). Zero: none.
+	Transform func(ctx context.Context, key string, data []byte) ([]byte, error)
+	// Filter, if set, selects the objects the source yields, by full key and
+	// value; see the package doc for the Added/Deleted synthesis. It must be
+	// deterministic and safe for concurrent use. Zero: every object.
+	Filter func(key string, value T) bool
+	// PageSize caps the number of keys read per list request, whatever
+	// [informer.ListOptions.Limit] asks. Zero: no cap (the caller's Limit).
+	PageSize int
+	// WatchBuffer is the number of events each watch buffers for its
+	// consumer; a full buffer stops the source from reading etcd. Zero: 100,
+	// as the apiserver. Negative: unbuffered.
+	WatchBuffer int
+	// LivenessInterval: a watch that hears nothing from etcd for this long
+	// asks for a progress notification. Zero: 2 s.
+	LivenessInterval time.Duration
+	// LivenessTimeout: a watch whose progress request gets no answer within
+	// this long ends with an Error event wrapping [informer.ErrTransient].
+	// Zero: 3 s. Negative: no liveness check.
+	LivenessTimeout time.Duration
+	// ErrorHandler is called with each bad value, a *[DecodeError], from the
+	// source's goroutines; it must be safe for concurrent use and must not
+	// block. Zero: the error is only logged and counted.
+	ErrorHandler func(err error)
+	// Logger receives the source's logs. Zero: discard.
+	Logger logr.Logger
+}
+
+// withDefaults validates opts and fills in the defaults.
+func (o Options[T]) withDefaults() (Options[T], error) {
+	if o.Client == nil {
+		return o, fmt.Errorf("etcd source: Client is required: %w", informer.ErrInvalidOptions)
+	}
+	if o.PageSize < 0 {
+		return o, fmt.Errorf("etcd source: negative PageSize: %w", informer.ErrInvalidOptions)
+	}
+	if o.LivenessInterval < 0 {
+		return o, fmt.Errorf("etcd source: negative LivenessInterval: %w", informer.ErrInvalidOptions)
+	}
+	if o.Codec == nil {
+		o.Codec = JSONCodec[T]{}
+	}
+	switch {
+	case o.WatchBuffer == 0:
+		o.WatchBuffer = 100
+	case o.WatchBuffer < 0:
+		o.WatchBuffer = 0
+	}
+	if o.LivenessInterval == 0 {
+		o.LivenessInterval = 2 * time.Second
+	}
+	if o.LivenessTimeout == 0 {
+		o.LivenessTimeout = 3 * time.Second
+	}
+	return o, nil
+}

@@ -1,0 +1,360 @@
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/etcd"
+	"github.com/ginformer/ginformer/source/etcd/etcdtest"
+)
+
+// next receives the next non-bookmark event within 10 s.
+func next(t *testing.T, w informer.Watcher[*etcd.Object[obj]]) informer.Event[*etcd.Object[obj]] {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.Events():
+			require.True(t, ok, "stream closed")
+			if ev.Type != informer.EventBookmark {
+				return ev
+			}
+		case <-timeout:
+			t.Fatal("no event within 10s")
+		}
+	}
+}
+
+// watchFrom lists src and opens a watch from the list's version.
+func watchFrom(t *testing.T, src *etcd.Source[obj]) informer.Watcher[*etcd.Object[obj]] {
+	t.Helper()
+	page, err := src.List(t.Context(), informer.ListOptions{})
+	require.NoError(t, err)
+	w, err := src.Watch(t.Context(), informer.WatchOptions{Version: page.Version})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	return w
+}
+
+type seen struct {
+	typ     informer.EventType
+	key     string
+	tier    string
+	unknown bool
+}
+
+func see(ev informer.Event[*etcd.Object[obj]]) seen {
+	return seen{ev.Type, ev.Object.Key, ev.Object.Value.Tier, ev.Object.ValueUnknown}
+}
+
+func TestNewOptions(t *testing.T) {
+	_, err := etcd.New(etcd.Options[obj]{})
+	require.ErrorIs(t, err, informer.ErrInvalidOptions, "no client")
+	_, err = etcd.New(etcd.Options[obj]{Client: client(t), PageSize: -1})
+	require.ErrorIs(t, err, informer.ErrInvalidOptions, "negative page size")
+	src, err := etcd.New(etcd.Options[obj]{Client: client(t), Prefix: "/p/"})
+	require.NoError(t, err)
+	require.Equal(t, "/p/", src.Prefix())
+	require.Zero(t, src.DecodeErrors())
+}
+
+// A filter turns modifications into additions and deletions as objects
+// enter and leave it, in the watch and in the list.
+func TestFilterEnterLeave(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true,
+		Filter: func(_ string, o obj) bool { return o.Tier == "gold" }})
+	ctx := t.Context()
+	_, err := w.put(ctx, obj{Name: "pre-gold", Tier: "gold"})
+	require.NoError(t, err)
+	_, err = w.put(ctx, obj{Name: "pre-silver", Tier: "silver"})
+	require.NoError(t, err)
+	page, err := src.List(ctx, informer.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	require.Equal(t, "pre-gold", page.Items[0].Key)
+
+	watch := watchFrom(t, src)
+	steps := []struct {
+		o    obj
+		del  bool
+		want *seen
+	}{
+		{o: obj{Name: "a", Tier: "silver"}},                                                     // created outside: nothing
+		{o: obj{Name: "a", Tier: "gold"}, want: &seen{informer.EventAdded, "a", "gold", false}}, // enters
+		{o: obj{Name: "a", Tier: "gold", Gen: 2}, want: &seen{informer.EventModified, "a", "gold", false}},
+		{o: obj{Name: "a", Tier: "silver"}, want: &seen{informer.EventDeleted, "a", "gold", false}}, // leaves: last matching state
+		{o: obj{Name: "a"}, del: true},                                                              // deleted outside: nothing
+		{o: obj{Name: "b", Tier: "gold"}, want: &seen{informer.EventAdded, "b", "gold", false}},
+		{o: obj{Name: "b"}, del: true, want: &seen{informer.EventDeleted, "b", "gold", false}},
+		{o: obj{Name: "c", Tier: "gold"}, want: &seen{informer.EventAdded, "c", "gold", false}},
+	}
+	for i, s := range steps {
+		if s.del {
+			_, err = w.del(ctx, s.o.Name)
+		} else {
+			_, err = w.put(ctx, s.o)
+		}
+		require.NoError(t, err)
+		if s.want != nil {
+			require.Equal(t, *s.want, see(next(t, watch)), "step %d", i)
+		}
+	}
+}
+
+// A bad value is reported with its key and revision, never delivered as a
+// put, makes the key leave the cache, and does not stop the watch; a later
+// good value comes back as Added; the delete of a bad value arrives with the
+// key only.
+func TestBadValue(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	var mu sync.Mutex
+	var reported []*etcd.DecodeError
+	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true,
+		ErrorHandler: func(err error) {
+			var de *etcd.DecodeError
+			if assert.ErrorAs(t, err, &de) && assert.ErrorIs(t, err, etcd.ErrDecode) {
+				mu.Lock()
+				reported = append(reported, de)
+				mu.Unlock()
+			}
+		}})
+	ctx := t.Context()
+	lastReport := func() etcd.DecodeError {
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotEmpty(t, reported)
+		return *reported[len(reported)-1]
+	}
+
+	_, err := w.put(ctx, obj{Name: "good", Tier: "gold"})
+	require.NoError(t, err)
+	vBad, err := w.putRaw(ctx, "bad", "{not json")
+	require.NoError(t, err)
+	page, err := src.List(ctx, informer.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1, "the list skips the bad value")
+	require.Equal(t, uint64(1), src.DecodeErrors())
+	require.Equal(t, w.key("bad"), lastReport().Key)
+	require.Equal(t, vBad, fmt.Sprint(lastReport().ModRevision))
+
+	watch := watchFrom(t, src)
+	_, err = w.put(ctx, obj{Name: "x", Tier: "gold"})
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventAdded, "x", "gold", false}, see(next(t, watch)))
+	v, err := w.putRaw(ctx, "x", "garbage")
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventDeleted, "x", "gold", false}, see(next(t, watch)), "bad value: the key leaves")
+	require.Equal(t, v, fmt.Sprint(lastReport().ModRevision))
+	_, err = w.put(ctx, obj{Name: "x", Tier: "silver"})
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventAdded, "x", "silver", false}, see(next(t, watch)), "a later good value")
+	_, err = w.del(ctx, "bad")
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventDeleted, "bad", "", true}, see(next(t, watch)), "delete of a bad value")
+	_, err = w.putRaw(ctx, "y", "garbage")
+	require.NoError(t, err)
+	_, err = w.put(ctx, obj{Name: "z", Tier: "gold"})
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventAdded, "z", "gold", false}, see(next(t, watch)), "a bad create is skipped, the watch goes on")
+	require.Equal(t, uint64(4), src.DecodeErrors())
+}
+
+// A failing or panicking transform and a panicking codec are bad values too.
+func TestBadTransformAndCodec(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	ctx := t.Context()
+	_, err := w.put(ctx, obj{Name: "fail", Tier: "gold"})
+	require.NoError(t, err)
+	_, err = w.put(ctx, obj{Name: "panic", Tier: "gold"})
+	require.NoError(t, err)
+	_, err = w.put(ctx, obj{Name: "ok", Tier: "gold"})
+	require.NoError(t, err)
+	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true,
+		Transform: func(_ context.Context, key string, data []byte) ([]byte, error) {
+			switch key {
+			case w.key("fail"):
+				return nil, errors.New("cannot decrypt")
+			case w.key("panic"):
+				panic("boom")
+			}
+			return data, nil
+		}})
+	page, err := src.List(ctx, informer.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	require.Equal(t, "ok", page.Items[0].Key)
+	require.Equal(t, uint64(2), src.DecodeErrors())
+
+	raw, err := etcd.New(etcd.Options[[]byte]{Client: w.c, Prefix: w.prefix, Codec: panicCodec{}})
+	require.NoError(t, err)
+	rpage, err := raw.List(ctx, informer.ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, rpage.Items)
+	require.Equal(t, uint64(3), raw.DecodeErrors())
+}
+
+type panicCodec struct{ etcd.RawCodec }
+
+func (panicCodec) Decode([]byte) ([]byte, error) { panic("codec bug") }
+
+// Read modes and tokens map to the contract's errors.
+func TestListErrors(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix})
+	ctx := t.Context()
+	v, err := w.create(ctx, "a")
+	require.NoError(t, err)
+	_, err = w.create(ctx, "b")
+	require.NoError(t, err)
+	future := fmt.Sprint(compareVersions(v, "0")*0 + 1_000_000_000)
+	for _, tc := range []struct {
+		name string
+		opts informer.ListOptions
+		want error
+	}{
+		{"exact future", informer.ListOptions{Mode: informer.ReadExact, Version: future}, informer.ErrVersionTooLarge},
+		{"not older than future", informer.ListOptions{Mode: informer.ReadNotOlderThan, Version: future}, informer.ErrVersionTooLarge},
+		{"bad version", informer.ListOptions{Mode: informer.ReadExact, Version: "x"}, informer.ErrInvalidOptions},
+		{"bad token", informer.ListOptions{Continue: "!!"}, informer.ErrInvalidOptions},
+		{"unknown mode", informer.ListOptions{Mode: 42}, informer.ErrInvalidOptions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := src.List(ctx, tc.opts)
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+	// A token of another prefix is refused.
+	page, err := src.List(ctx, informer.ListOptions{Limit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Continue)
+	other := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix + "zz/"})
+	_, err = other.List(ctx, informer.ListOptions{Continue: page.Continue})
+	require.ErrorIs(t, err, informer.ErrInvalidOptions)
+	_, err = src.Watch(ctx, informer.WatchOptions{Version: "nope"})
+	require.ErrorIs(t, err, informer.ErrInvalidOptions)
+}
+
+// A consumer that does not read stops the source, which resumes in order
+// when the consumer catches up: nothing is dropped or reordered.
+func TestWatchBackpressure(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, WatchBuffer: 2, StripPrefix: true})
+	watch := watchFrom(t, src)
+	ctx := t.Context()
+	const n = 300
+	for i := range n {
+		_, err := w.put(ctx, obj{Name: fmt.Sprintf("k%03d", i), Gen: i})
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, len(watch.Events()), 2, "buffer bound")
+	for i := range n {
+		ev := next(t, watch)
+		require.Equal(t, fmt.Sprintf("k%03d", i), ev.Object.Key)
+		require.Equal(t, i, ev.Object.Value.Gen)
+	}
+}
+
+// The server's periodic progress notifications become bookmarks.
+func TestPeriodicProgress(t *testing.T) {
+	s := etcdtest.New(t, etcdtest.Config{ProgressNotifyInterval: 100 * time.Millisecond})
+	c := s.NewTestClient(t)
+	w := writer{c: c, prefix: "/periodic/"}
+	v, err := w.create(t.Context(), "a")
+	require.NoError(t, err)
+	src := newSource(t, etcd.Options[obj]{Client: c, Prefix: w.prefix, LivenessTimeout: -1})
+	watch, err := src.Watch(t.Context(), informer.WatchOptions{Version: v})
+	require.NoError(t, err)
+	defer watch.Stop()
+	select {
+	case ev := <-watch.Events():
+		require.Equal(t, informer.EventBookmark, ev.Type)
+		require.GreaterOrEqual(t, compareVersions(ev.Version, v), 0)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no periodic bookmark")
+	}
+}
+
+// On a half-open connection (the flow silently dropped), the watch ends
+// within a few seconds with ErrTransient instead of waiting forever.
+func TestHalfOpenDetected(t *testing.T) {
+	proxy, err := etcdtest.NewProxy(srv.Etcd().Clients[0].Addr().String())
+	require.NoError(t, err)
+	defer proxy.Close()
+	viaProxy, err := etcdtest.NewClient(proxy.Endpoint())
+	require.NoError(t, err)
+	defer viaProxy.Close()
+	direct := writer{c: client(t), prefix: newPrefix(t)}
+	src := newSource(t, etcd.Options[obj]{Client: viaProxy, Prefix: direct.prefix, StripPrefix: true,
+		LivenessInterval: 300 * time.Millisecond, LivenessTimeout: time.Second})
+	watch := watchFrom(t, src)
+	_, err = direct.create(t.Context(), "a")
+	require.NoError(t, err)
+	require.Equal(t, "a", next(t, watch).Object.Key)
+
+	proxy.Blackhole()
+	start := time.Now()
+	_, err = direct.create(t.Context(), "b")
+	require.NoError(t, err)
+	ev := next(t, watch)
+	require.Equal(t, informer.EventError, ev.Type, "got %v %v", ev.Type, ev.Object)
+	require.ErrorIs(t, ev.Err, informer.ErrTransient)
+	took := time.Since(start)
+	require.Less(t, took, 3*time.Second, "detection time")
+	t.Logf("half-open connection detected in %v: %v", took, ev.Err)
+	_, ok := <-watch.Events()
+	require.False(t, ok, "closed after the Error event")
+}
+
+// An idle watch on a quiet cluster passes its liveness probes (they are
+// answered with bookmarks), and answers on-demand progress requests.
+func TestIdleWatchStaysAlive(t *testing.T) {
+	s := etcdtest.New(t, etcdtest.Config{})
+	c := s.NewTestClient(t)
+	w := writer{c: c, prefix: "/idle/"}
+	v, err := w.create(t.Context(), "a")
+	require.NoError(t, err)
+	src := newSource(t, etcd.Options[obj]{Client: c, Prefix: w.prefix,
+		LivenessInterval: 50 * time.Millisecond, LivenessTimeout: 200 * time.Millisecond})
+	watch, err := src.Watch(t.Context(), informer.WatchOptions{Version: v})
+	require.NoError(t, err)
+	defer watch.Stop()
+	deadline := time.After(time.Second)
+	bookmarks := 0
+	for done := false; !done; {
+		select {
+		case ev, ok := <-watch.Events():
+			require.True(t, ok)
+			require.Equal(t, informer.EventBookmark, ev.Type, "%v", ev.Err)
+			require.Equal(t, v, ev.Version)
+			bookmarks++
+		case <-deadline:
+			done = true
+		}
+	}
+	require.Greater(t, bookmarks, 2, "liveness probes answered")
+
+	// On demand, with liveness probes off.
+	quiet := newSource(t, etcd.Options[obj]{Client: c, Prefix: w.prefix, LivenessTimeout: -1})
+	qw, err := quiet.Watch(t.Context(), informer.WatchOptions{Version: v})
+	require.NoError(t, err)
+	defer qw.Stop()
+	for range 3 {
+		require.NoError(t, quiet.RequestProgress(t.Context()))
+		select {
+		case ev := <-qw.Events():
+			require.Equal(t, informer.EventBookmark, ev.Type)
+			require.Equal(t, v, ev.Version)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no bookmark after RequestProgress")
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// streamKey is the gRPC metadata key that gives each watch its own gRPC
+// stream in etcd's client (which shares one stream between watches with
+// equal metadata), so progress requests and stream failures of one watch do
+// not reach the others.
+const streamKey = "ginformer-watch"
+
+// Watch opens a watch of the prefix: every change after opts.Version, in
+// revision order, then live. See the package doc for bookmarks, liveness,
+// filters and bad values. The stream ends (its channel closed) when ctx is
+// done, on Stop, after opts.Timeout, or after an Error event: wrapping
+// [informer.ErrExpired] when the start revision is compacted,
+// [informer.ErrTransient] when etcd has no leader or does not answer.
+//
+// Possible errors (returned): [informer.ErrInvalidOptions] for a bad version;
+// with SendInitialEvents, those of [Source.List].
+func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
+	var rev int64
+	if opts.Version != "" || !opts.SendInitialEvents {
+		r, err := parseRev(opts.Version)
+		if err != nil {
+			return nil, err
+		}
+		rev = r
+	}
+	w := informer.NewWatchStream[*Object[T]](ctx, s.opts.WatchBuffer)
+	go s.run(w, rev, opts)
+	return w, nil
+}
+
+// run is the goroutine of one watch: the initial events of a streaming
+// list, if asked, then the etcd watch from rev+1.
+func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], rev int64, opts informer.WatchOptions) {
+	defer w.Close()
+	ctx := w.Context()
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	if opts.SendInitialEvents {
+		var ok bool
+		if rev, ok = s.sendInitial(ctx, w, rev); !ok {
+			return
+		}
+	}
+	err := s.watch(ctx, w, rev)
+	switch {
+	case err == nil, w.Context().Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		// opts.Timeout: a normal end.
+	default:
+		w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
+	}
+}
+
+// sendInitial lists the state not older than min (0: the latest) page by
+// page as Added events, then the end marker. It returns the revision of the
+// list, or false if the stream ended.
+func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], min int64) (int64, bool) {
+	lopts := informer.ListOptions{Limit: 500}
+	if min > 0 {
+		lopts.Mode, lopts.Version = informer.ReadNotOlderThan, formatRev(min)
+	}
+	var version string
+	for {
+		page, err := s.List(ctx, lopts)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
+			}
+			return 0, false
+		}
+		version = page.Version
+		for _, obj := range page.Items {
+			if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
+				return 0, false
+			}
+		}
+		if page.Continue == "" {
+			break
+		}
+		lopts.Continue = page.Continue
+	}
+	if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: version, InitialEventsEnd: true}) {
+		return 0, false
+	}
+	rev, _ := strconv.ParseInt(version, 10, 64)
+	return rev, true
+}
+
+// watch streams etcd's changes after rev into w until ctx is done (nil) or
+// the watch fails (the error to send).
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], rev int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends etcd's watch, closing its channel
+	md := metadata.Pairs(streamKey, strconv.FormatUint(s.watchSeq.Add(1), 10))
+	wctx := clientv3.WithRequireLeader(metadata.NewOutgoingContext(ctx, md))
+	md, _ = metadata.FromOutgoingContext(wctx)
+	defer s.addWatch(md)()
+
+	// The watch starts AT rev, not after it, and drops the events of rev
+	// itself: etcd sends no progress notification (periodic or requested)
+	// to a watch whose start revision is above the store's revision, so a
+	// watch from rev+1 on a quiet cluster would never answer a liveness
+	// probe nor give a bookmark.
+	wch := s.opts.Client.Watch(wctx, s.start,
+		clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)), clientv3.WithPrevKV(),
+		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+
+	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
+	defer live.stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-live.idle():
+			live.probe(func() {
+				pctx, pcancel := context.WithTimeout(wctx, s.opts.LivenessTimeout)
+				defer pcancel()
+				_ = s.opts.Client.RequestProgress(pctx) // a lost request shows as a missed deadline
+			})
+		case <-live.deadline():
+			return fmt.Errorf("etcd source: watch of %q: no answer from etcd to a progress request within %v: %w",
+				s.opts.Prefix, s.opts.LivenessTimeout, informer.ErrTransient)
+		case resp, ok := <-wch:
+			live.heard()
+			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("etcd source: watch of %q closed by the client: %w", s.opts.Prefix, informer.ErrTransient)
+			}
+			if err := resp.Err(); err != nil {
+				if resp.CompactRevision != 0 {
+					return fmt.Errorf("etcd source: watch of %q from revision %d: compacted at %d: %w: %w",
+						s.opts.Prefix, rev+1, resp.CompactRevision, informer.ErrExpired, err)
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				cerr := classify(err)
+				if cerr == err { // unknown: the watch is gone, retrying is the best bet
+					cerr = fmt.Errorf("%w: %w", informer.ErrTransient, err)
+				}
+				return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, cerr)
+			}
+			if resp.Created {
+				continue
+			}
+			if resp.IsProgressNotify() {
+				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision)}) {
+					return nil
+				}
+				continue
+			}
+			for _, ev := range resp.Events {
+				if ev.Kv.ModRevision <= rev {
+					continue // already seen by the consumer (see above)
+				}
+				out, ok := s.convert(ctx, ev)
+				if !ok {
+					continue
+				}
+				if !w.Send(out) {
+					return nil
+				}
+			}
+			live.heard() // time spent blocked on the consumer is not silence
+		}
+	}
+}

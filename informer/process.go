@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 )
 
@@ -46,6 +47,9 @@ type batchProcessor[K comparable, T any] struct {
 	initia []bool      // per write: part of the initial list
 	notes  []notification[K, T]
 	syncs  []bool // per note: a resync (only for handlers due)
+
+	refused  []error           // writes refused at commit
+	backlogs []listenerBacklog // per handler, after this batch
 }
 
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
@@ -59,17 +63,16 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		w := write[K, T]{key: it.Key, del: true}
 		if last := ds[len(ds)-1]; last.Type != Deleted {
 			if err := inf.indexer.prepareUpsert(&w, last.Object); err != nil {
-				// The newest state cannot be cached. Keep what the deltas
-				// up to the last deletion say (a deletion is never lost);
-				// without one, leave the key as it is.
+				// The newest state cannot be cached: report it, and keep
+				// the newest earlier state that can (a deletion always
+				// can, so none is ever lost). With none, the key is left
+				// as the cache has it.
 				inf.metrics.Error(inf.name, ErrorClassStore)
 				inf.report(fmt.Errorf("informer %q: cache %v: %w", inf.name, it.Key, err))
-				d := lastDeletion(ds)
-				if d < 0 {
+				var ok bool
+				if ds, ok = inf.storablePrefix(&w, ds[:len(ds)-1]); !ok {
 					continue
 				}
-				ds = ds[:d+1]
-				w = write[K, T]{key: it.Key, del: true}
 			}
 		}
 		p.writes = append(p.writes, w)
@@ -79,11 +82,10 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	defer inf.indexer.release(p.writes)
 
 	inf.mu.Lock()
-	defer inf.mu.Unlock()
 	if err := inf.indexer.commit(p.writes); err != nil {
 		// Only possible when AddIndexes ran meanwhile and a new index
 		// refuses an object: apply the writes one by one, skipping those.
-		inf.commitEach(p.writes)
+		p.refused = inf.commitEach(p.writes, p.refused[:0])
 	}
 	p.notes, p.syncs = p.notes[:0], p.syncs[:0]
 	for i := range p.writes {
@@ -93,37 +95,65 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		}
 		p.appendNotes(w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
 	}
+	anySync := slices.Contains(p.syncs, true)
+	p.backlogs = p.backlogs[:0]
 	for _, l := range inf.listeners {
-		resync := false
-		for _, s := range p.syncs {
-			if s {
-				resync = inf.resyncing(l)
-				break
-			}
-		}
+		resync := anySync && inf.resyncing(l)
 		l.mu.Lock()
 		for j, n := range p.notes {
 			if !p.syncs[j] || resync {
 				l.enqueueLocked(n)
 			}
 		}
-		backlog := l.backlogLocked()
+		p.backlogs = append(p.backlogs, listenerBacklog{l.name, l.backlogLocked()})
 		l.mu.Unlock()
 		l.signal()
-		inf.metrics.HandlerBacklog(inf.name, l.name, backlog)
+	}
+	inf.mu.Unlock()
+
+	// Reports go out after the lock is released: they may run user code.
+	for _, err := range p.refused {
+		inf.metrics.Error(inf.name, ErrorClassStore)
+		inf.report(err)
+	}
+	for _, b := range p.backlogs {
+		inf.metrics.HandlerBacklog(inf.name, b.name, b.n)
 	}
 	inf.metrics.ProcessingLatency(inf.name, time.Since(start))
 }
 
-// commitEach commits writes one at a time, marking those refused.
-func (inf *SharedInformer[K, T]) commitEach(ws []write[K, T]) {
+type listenerBacklog struct {
+	name string
+	n    int
+}
+
+// storablePrefix shortens ds to its longest prefix whose last delta can be
+// cached (a deletion, or an object the index functions accept), preparing w
+// for it. It reports false if no such prefix exists.
+func (inf *SharedInformer[K, T]) storablePrefix(w *write[K, T], ds Deltas[T]) (Deltas[T], bool) {
+	for i := len(ds) - 1; i >= 0; i-- {
+		if ds[i].Type == Deleted {
+			*w = write[K, T]{key: w.key, del: true}
+			return ds[:i+1], true
+		}
+		*w = write[K, T]{key: w.key, del: true}
+		if inf.indexer.prepareUpsert(w, ds[i].Object) == nil {
+			return ds[:i+1], true
+		}
+	}
+	return nil, false
+}
+
+// commitEach commits writes one at a time, marking those refused and
+// appending their errors to errs.
+func (inf *SharedInformer[K, T]) commitEach(ws []write[K, T], errs []error) []error {
 	for i := range ws {
 		if err := inf.indexer.commit(ws[i : i+1]); err != nil {
 			ws[i].failed = true
-			inf.metrics.Error(inf.name, ErrorClassStore)
-			inf.report(fmt.Errorf("informer %q: cache %v: %w", inf.name, ws[i].key, err))
+			errs = append(errs, fmt.Errorf("informer %q: cache %v: %w", inf.name, ws[i].key, err))
 		}
 	}
+	return errs
 }
 
 // appendNotes turns one key's deltas into notifications, starting from the
@@ -150,16 +180,6 @@ func (p *batchProcessor[K, T]) appendNotes(key K, old T, hadOld bool, ds Deltas[
 			prev, has = d.Object, true
 		}
 	}
-}
-
-// lastDeletion returns the index of the last Deleted delta, or -1.
-func lastDeletion[T any](ds Deltas[T]) int {
-	for i := len(ds) - 1; i >= 0; i-- {
-		if ds[i].Type == Deleted {
-			return i
-		}
-	}
-	return -1
 }
 
 // transformingStore is the informer's [ReflectorStore]: it applies the
@@ -212,27 +232,29 @@ func (s *transformingStore[K, T]) Delete(obj T) error {
 	return s.fifo.Delete(out)
 }
 
-// Replace transforms every listed object; one that fails is reported and
-// left out of the list.
+// Replace transforms every listed object; one that fails the transform or
+// the key function is reported and left out of the list, so one bad object
+// cannot block every relist. (The known object under its key, if any, is
+// then tombstoned: the cache shows only what it can name and index.)
 func (s *transformingStore[K, T]) Replace(objs []T, version string) error {
 	var errs []error
-	if s.transform != nil {
-		out := objs[:0]
-		for _, obj := range objs {
-			t, err := s.apply(obj)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			out = append(out, t)
+	out := objs[:0]
+	for _, obj := range objs {
+		t, err := s.apply(obj)
+		if err == nil {
+			_, err = s.fifo.keyOf(t)
 		}
-		objs = out
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, t)
 	}
 	for _, err := range errs {
 		s.inf.metrics.Error(s.inf.name, ErrorClassStore)
-		s.inf.report(fmt.Errorf("informer %q: list at version %q: %w", s.inf.name, version, err))
+		s.inf.report(fmt.Errorf("informer %q: list at version %q: object skipped: %w", s.inf.name, version, err))
 	}
-	return s.fifo.Replace(objs, version)
+	return s.fifo.Replace(out, version)
 }
 
 func (s *transformingStore[K, T]) Resync() error { return s.fifo.Resync() }

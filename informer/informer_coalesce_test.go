@@ -122,12 +122,21 @@ type finalState struct {
 	state map[string]int
 }
 
-func (f *finalState) OnAdd(it *item, _ bool) { <-f.gate; f.mu.Lock(); f.state[it.Name] = it.V; f.mu.Unlock() }
-func (f *finalState) OnUpdate(_, it *item)   { <-f.gate; f.mu.Lock(); f.state[it.Name] = it.V; f.mu.Unlock() }
+func (f *finalState) OnAdd(it *item, _ bool) {
+	<-f.gate
+	f.mu.Lock()
+	f.state[it.Name] = it.V
+	f.mu.Unlock()
+}
+func (f *finalState) OnUpdate(_, it *item) {
+	<-f.gate
+	f.mu.Lock()
+	f.state[it.Name] = it.V
+	f.mu.Unlock()
+}
 func (f *finalState) OnDelete(d informer.Deletion[string, *item]) {
 	<-f.gate
 	f.mu.Lock()
 	delete(f.state, d.Key)
 	f.mu.Unlock()
 }
-

@@ -83,7 +83,7 @@ func run(duration time.Duration, quiet bool) error {
 	//    and coalesces per key if it falls behind.
 	var printed, events atomic.Int64
 	show := func(format string, args ...any) {
-		if printed.Add(1) <= 20 {
+		if n := printed.Add(1); n <= 6 || n%500 == 0 { // the first few, then a sample
 			say(format, args...)
 		}
 	}
@@ -126,19 +126,17 @@ func run(duration time.Duration, quiet bool) error {
 	// 4. The writer: creates, updates and deletes for the given duration.
 	start := time.Now()
 	writes := 0
-	next := 30
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for time.Since(start) < duration {
-		switch n := rng.IntN(10); {
-		case n < 2:
-			_, err = src.Put(newEndpoint(rng, next))
-			next++
-		case n < 9:
-			e := newEndpoint(rng, rng.IntN(next))
-			_, err = src.Put(e)
-		default:
-			src.Delete(informer.NamespacedKey{Namespace: services[rng.IntN(len(services))], Name: fmt.Sprintf("ep-%d", rng.IntN(next))})
+		// 300 possible endpoints: most writes create or update one, some
+		// delete one.
+		i := rng.IntN(300)
+		if rng.IntN(100) < 85 {
+			_, err = src.Put(newEndpoint(rng, i))
+		} else {
+			e := newEndpoint(rng, i)
+			src.Delete(informer.NamespacedKey{Namespace: e.Service, Name: e.Name})
 		}
 		if err != nil {
 			return err

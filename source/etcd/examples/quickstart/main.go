@@ -110,10 +110,10 @@ func run(duration time.Duration, endpoints string, quiet bool) error {
 		return err
 	}
 
-	// 4. Two handlers: one prints the first changes, one counts them all.
+	// 4. Two handlers: one prints the first changes and then a sample, one counts them all.
 	var printed, events atomic.Int64
 	show := func(format string, args ...any) {
-		if printed.Add(1) <= 20 {
+		if n := printed.Add(1); n <= 6 || n%500 == 0 { // the first few, then a sample
 			say(format, args...)
 		}
 	}

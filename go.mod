@@ -3,8 +3,9 @@ module github.com/ginformer/ginformer
 go 1.26.0
 
 require (
-	github.com/go-logr/logr v1.4.4 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
+	github.com/go-logr/logr v1.4.4
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

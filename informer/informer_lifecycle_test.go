@@ -254,3 +254,31 @@ func TestGroupSharesAndStopsInformersOneByOne(t *testing.T) {
 		require.ErrorIs(t, err, informer.ErrClosed)
 	})
 }
+
+func TestInformerRelistSkipsUnkeyableObjectsWithoutTouchingTheList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		list := []*item{{Name: "a", Group: "g"}, {Name: "", Group: "g"}, {Name: "b", Group: "g"}}
+		src := informer.SourceFuncs[*item]{
+			ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*item], error) {
+				return informer.ListPage[*item]{Items: list, Version: "1"}, nil
+			},
+			WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*item], error) {
+				return informer.NewWatchStream[*item](ctx, 0), nil
+			},
+		}
+		var mu sync.Mutex
+		var errs []error
+		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
+			o.ErrorHandler = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+		})
+		start(t, inf)
+		require.NoError(t, informer.WaitForSync(t.Context(), inf))
+		assert.Equal(t, 2, inf.Lister().Len(), "one bad object does not block the relist")
+		assert.Equal(t, "", list[1].Name, "the source's slice is not modified")
+		assert.Equal(t, "b", list[2].Name)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, errs, 1)
+		assert.ErrorIs(t, errs[0], informer.ErrKeyFunc)
+	})
+}

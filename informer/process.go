@@ -237,18 +237,28 @@ func (s *transformingStore[K, T]) Delete(obj T) error {
 // cannot block every relist. (The known object under its key, if any, is
 // then tombstoned: the cache shows only what it can name and index.)
 func (s *transformingStore[K, T]) Replace(objs []T, version string) error {
+	// objs belongs to the source (it may be a cached snapshot): never write
+	// into it. A new slice is made only when something changes.
+	out := objs
+	if s.transform != nil {
+		out = make([]T, 0, len(objs))
+	}
 	var errs []error
-	out := objs[:0]
-	for _, obj := range objs {
+	for i, obj := range objs {
 		t, err := s.apply(obj)
 		if err == nil {
 			_, err = s.fifo.keyOf(t)
 		}
 		if err != nil {
 			errs = append(errs, err)
+			if s.transform == nil && len(errs) == 1 {
+				out = append(make([]T, 0, len(objs)-1), objs[:i]...)
+			}
 			continue
 		}
-		out = append(out, t)
+		if s.transform != nil || len(errs) > 0 {
+			out = append(out, t)
+		}
 	}
 	for _, err := range errs {
 		s.inf.metrics.Error(s.inf.name, ErrorClassStore)

@@ -12,8 +12,10 @@ type HandlerOptions struct {
 	Name string
 	// ResyncPeriod: every period the handler receives OnUpdate(obj, obj) for
 	// every cached object. Zero: the informer's ResyncPeriod. Negative:
-	// never. A period shorter than the informer's resync check interval
-	// (fixed when the informer starts) is raised to it.
+	// never. The informer checks for due resyncs at an interval fixed when
+	// it starts: the shortest period among its own and its handlers' at
+	// that moment. A handler added later resyncs at most that often, and
+	// not at all if nothing resynced at start (as in client-go).
 	ResyncPeriod time.Duration
 	// Coalesce bounds the handler's backlog by the number of distinct keys:
 	// while the handler is behind, pending notifications for the same key

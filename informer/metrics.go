@@ -46,13 +46,28 @@ type Metrics interface {
 // implementation to ignore the measurements it does not care about.
 type NoopMetrics struct{}
 
-func (NoopMetrics) EventReceived(string, EventType)         {}
-func (NoopMetrics) Relisted(string)                         {}
-func (NoopMetrics) WatchRestarted(string)                   {}
-func (NoopMetrics) Error(string, ErrorClass)                {}
-func (NoopMetrics) QueueDepth(string, int)                  {}
-func (NoopMetrics) HandlerBacklog(string, string, int)      {}
+// EventReceived does nothing.
+func (NoopMetrics) EventReceived(string, EventType) {}
+
+// Relisted does nothing.
+func (NoopMetrics) Relisted(string) {}
+
+// WatchRestarted does nothing.
+func (NoopMetrics) WatchRestarted(string) {}
+
+// Error does nothing.
+func (NoopMetrics) Error(string, ErrorClass) {}
+
+// QueueDepth does nothing.
+func (NoopMetrics) QueueDepth(string, int) {}
+
+// HandlerBacklog does nothing.
+func (NoopMetrics) HandlerBacklog(string, string, int) {}
+
+// ProcessingLatency does nothing.
 func (NoopMetrics) ProcessingLatency(string, time.Duration) {}
-func (NoopMetrics) SyncedVersion(string, string)            {}
+
+// SyncedVersion does nothing.
+func (NoopMetrics) SyncedVersion(string, string) {}
 
 var _ Metrics = NoopMetrics{}

@@ -320,6 +320,7 @@ type VeryShortWatchError struct {
 	Name string
 }
 
+// Error describes the short watch.
 func (e *VeryShortWatchError) Error() string {
 	return fmt.Sprintf("%s: very short watch: unexpected watch close - watch lasted less than a second and no items received", e.Name)
 }

@@ -17,7 +17,9 @@ import (
 )
 
 // indexerStore lets a Reflector write straight into an Indexer.
-type indexerStore struct{ *informer.Indexer[string, *item] }
+type indexerStore struct {
+	*informer.Indexer[string, *item]
+}
 
 func (s indexerStore) Replace(objs []*item, _ string) error { return s.Indexer.Replace(objs) }
 func (s indexerStore) Resync() error                        { return nil }

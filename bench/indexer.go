@@ -188,7 +188,7 @@ func queryWorkloads(cfg Config) []Workload {
 		index, value string
 	}{
 		{1, labelsIndex, podNameLabel + "=pod-7"},
-		{100, labelsIndex, appLabel + "=app-7"},
+		{100, labelsIndex, appLabel + "=app-0"},
 		{n / 10, labelsIndex, tierLabel + "=tier-7"},
 	} {
 		name := fmt.Sprintf("ByIndex %s of %s", kfmt(q.match), kfmt(n))

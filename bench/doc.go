@@ -52,13 +52,13 @@ var missNotes = map[string]string{
 		"once per update (it caches each object's index values) where client-go calls it twice, and the remaining " +
 		"cost is the map work of moving the high-cardinality pod-name value (one bucket per pod). Faster needs index " +
 		"functions that do not allocate (e.g. interned values) — a change for the user, not the engine.",
-	"Query": "ByIndex walks a copy-on-write bucket in fixed chunks; the per-call cost left is the iterator closure.",
+	"Query":      "ByIndex walks a copy-on-write bucket in fixed chunks; the per-call cost left is the iterator closure.",
 	"Contention": "",
 	"Memory": "ginformer keeps each object's index values (for the labels index: three \"k=v\" strings and a slice per object) so " +
 		"an update does not re-run index functions on the old object; client-go recomputes them instead. That cache is most of " +
 		"the overhead. Closing it: intern index values per index (one string per distinct value), or store only a hash.",
-	"Informer sync": "",
-	"Informer events": "",
+	"Informer sync":    "",
+	"Informer events":  "",
 	"Informer latency": "",
 	"Relist": "A relist must hold the complete new list while the old contents stay readable (the relist is applied atomically), " +
 		"so the peak is at least the steady state plus the new list: about 2× when the objects dominate the heap. Only a " +

@@ -209,4 +209,3 @@ func relistWorkload(cfg Config) Workload {
 		},
 	}
 }
-

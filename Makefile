@@ -4,7 +4,7 @@ GO ?= go
 # Every module in go.work, tested in one go with the race detector.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
-.PHONY: test vet bench fuzz demo
+.PHONY: test vet bench bench-compare bench-compare-quick fuzz demo
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
@@ -17,6 +17,15 @@ vet:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./informer/ ./internal/... ./source/...
+
+# ginformer vs client-go, side by side (bench/ module): prints the table and
+# rewrites the comparison region of docs/benchmarks.md and docs/benchmarks.svg.
+bench-compare:
+	$(GO) run ./bench/cmd/compare
+
+# The same in under two minutes (smaller sizes, one run per side); prints only.
+bench-compare-quick:
+	$(GO) run ./bench/cmd/compare -quick
 
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:

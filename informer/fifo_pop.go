@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // maxKeptArena is the largest delta arena (in deltas) kept between batches;
@@ -117,6 +118,13 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 		f.mu.Lock()
 	}
 	batch, arena := f.batch[:0], f.arena[:0]
+	if wholeReplace && f.replacePending && f.order.head < f.replaceEnd {
+		// A whole Replace is taken at once: size the buffers for it up
+		// front instead of doubling them through a large list.
+		n := max(int(f.replaceEnd-f.order.head), min(maxKeys, f.order.len()))
+		batch = slices.Grow(batch, n)
+		arena = slices.Grow(arena, n)
+	}
 	for len(batch) < maxKeys || (wholeReplace && f.replacePending && f.order.head < f.replaceEnd) {
 		if f.order.len() == 0 {
 			break
@@ -158,8 +166,12 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) {
 		}
 	}
 	f.maybeSyncedLocked()
-	clear(f.batch)
-	f.batch = f.batch[:0]
+	if cap(f.batch) > maxKeptArena {
+		f.batch = nil // after a large Replace: do not keep its buffer for ever
+	} else {
+		clear(f.batch)
+		f.batch = f.batch[:0]
+	}
 	if cap(f.arena) > maxKeptArena {
 		f.arena = nil
 	} else {

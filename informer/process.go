@@ -54,7 +54,7 @@ type batchProcessor[K comparable, T any] struct {
 
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
 	start := time.Now()
-	p.writes, p.deltas, p.initia = p.writes[:0], p.deltas[:0], p.initia[:0]
+	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
 	for _, it := range batch {
 		ds := it.Deltas
 		if len(ds) == 0 {
@@ -79,7 +79,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		p.deltas = append(p.deltas, ds)
 		p.initia = append(p.initia, it.IsInInitialList)
 	}
-	defer inf.indexer.release(p.writes)
+	defer p.release(inf.indexer)
 
 	inf.mu.Lock()
 	if err := inf.indexer.commit(p.writes); err != nil {
@@ -87,7 +87,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		// refuses an object: apply the writes one by one, skipping those.
 		p.refused = inf.commitEach(p.writes, p.refused[:0])
 	}
-	p.notes, p.syncs = p.notes[:0], p.syncs[:0]
+	p.notes, p.syncs = slices.Grow(p.notes[:0], len(p.writes)), slices.Grow(p.syncs[:0], len(p.writes))
 	for i := range p.writes {
 		w := &p.writes[i]
 		if w.failed {
@@ -120,6 +120,29 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		inf.metrics.HandlerBacklog(inf.name, b.name, b.n)
 	}
 	inf.metrics.ProcessingLatency(inf.name, time.Since(start))
+}
+
+// maxKeptBatch is the largest batch (in writes or notifications) whose
+// buffers the processor keeps for the next batch. A relist is processed as
+// one batch of the whole list: its buffers are dropped afterwards so that
+// they do not stay in the heap, sized for the whole collection, for ever.
+const maxKeptBatch = 1 << 12
+
+// release returns the writes' scratch space to the indexer and clears the
+// buffers' references to objects, dropping buffers grown by a large batch.
+func (p *batchProcessor[K, T]) release(s *Indexer[K, T]) {
+	s.release(p.writes)
+	if cap(p.writes) > maxKeptBatch {
+		p.writes, p.deltas, p.initia = nil, nil, nil
+	} else {
+		clear(p.writes)
+		clear(p.deltas)
+	}
+	if cap(p.notes) > maxKeptBatch {
+		p.notes, p.syncs = nil, nil
+	} else {
+		clear(p.notes)
+	}
 }
 
 type listenerBacklog struct {

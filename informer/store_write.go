@@ -39,6 +39,24 @@ type scratch[K comparable, T any] struct {
 	vals []string
 	ends []int
 	refs []*bucket[K, T]
+
+	// Inline first buffers: a fresh scratch (every write of a large batch,
+	// such as a relist, takes a fresh one) needs no further allocation for
+	// a few indexes with a few values each; index functions append into
+	// vals' spare capacity.
+	valsBuf [scratchVals]string
+	endsBuf [scratchIndexes]int
+}
+
+const (
+	scratchVals    = 8
+	scratchIndexes = 4
+)
+
+func newScratch[K comparable, T any]() *scratch[K, T] {
+	sc := new(scratch[K, T])
+	sc.vals, sc.ends = sc.valsBuf[:0], sc.endsBuf[:0]
+	return sc
 }
 
 // reset empties sc, dropping references to strings and buckets.
@@ -68,7 +86,7 @@ func (s *Indexer[K, T]) getScratch() *scratch[K, T] {
 	if sc, ok := s.pool.Get().(*scratch[K, T]); ok {
 		return sc
 	}
-	return new(scratch[K, T])
+	return newScratch[K, T]()
 }
 
 func (s *Indexer[K, T]) putScratch(sc *scratch[K, T]) {

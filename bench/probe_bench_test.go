@@ -1,0 +1,48 @@
+package bench
+
+import (
+	"testing"
+)
+
+func BenchmarkProbeSync(b *testing.B) {
+	n := 100_000
+	tmpl := NewPods(Small, n, 1)
+	for _, s := range []Side{ClientGo, Ginformer} {
+		b.Run(s.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				h := newHarness(s, 1, nil)
+				h.setList(tmpl, "1")
+				b.StartTimer()
+				h.start()
+				h.waitAll(int64(n))
+				b.StopTimer()
+				h.stop()
+			}
+		})
+	}
+}
+
+func BenchmarkProbeEvents(b *testing.B) {
+	n := 10_000
+	tmpl := NewPods(Small, n, 1)
+	ps := pool(10_000, n)
+	for _, s := range []Side{ClientGo, Ginformer} {
+		b.Run(s.String(), func(b *testing.B) {
+			h := newHarness(s, 1, nil)
+			h.setList(tmpl, "1")
+			h.start()
+			h.waitAll(int64(n))
+			h.nextWatch()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				h.send(ps[i%len(ps)])
+			}
+			h.waitAll(int64(n + b.N))
+			b.StopTimer()
+			h.stop()
+		})
+	}
+}

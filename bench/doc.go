@@ -55,13 +55,11 @@ var missNotes = map[string]string{
 		"When the object moves between index values, both pay the same map work to leave one bucket and join another, " +
 		"and at 100k objects most of an update is cache misses on the key map and the buckets. Faster needs index " +
 		"functions that do not allocate (interned values) — a change for the user, not the engine.",
-	"Query": "The 2 allocations per ByIndex call (none per match) are the caller's loop body: ByIndex returns " +
-		"(iter.Seq2, error), and Go cannot devirtualize a range over a func value returned together with an error, " +
-		"so the body closure escapes. A 20-line check with the same shapes gives 3 allocs with the error and 0 without. " +
-		"Closing it needs a query method returning only iter.Seq2 (an unknown index yielding nothing, checked " +
-		"separately) — an API decision, not made here. With 1 or 100 matches both sides are a map lookup plus a " +
-		"short walk, so the time gain is small; it grows with the match count (client-go copies matches into a slice " +
-		"under its lock).",
+	"Query": "ginformer's side queries through an IndexRef resolved once (Indexer.IndexRef), whose ByValue returns " +
+		"a bare iterator and allocates nothing; ByIndex, which also returns an error, costs 2 small allocations per " +
+		"call (the caller's loop body escapes when a func value comes back with an error), none per match. With 1 or " +
+		"100 matches both sides are a map lookup plus a short walk, so the time gain is small; it grows with the match " +
+		"count (client-go copies matches into a slice under its lock).",
 	"Contention": "client-go's rate depends on how often the scheduler lets its writer take the RWMutex between 10 " +
 		"readers that each hold it while building a 1k-object slice; it swings with machine load (the reference baseline " +
 		"measured ~95 writes/s on this machine; this run's value is in the table). ginformer's readers release the lock " +

@@ -27,4 +27,6 @@ type Lister[K comparable, T any] interface {
 	IndexValues(index string) (iter.Seq[string], error)
 	// Index yields the objects sharing at least one index value with obj.
 	Index(index string, obj T) (iter.Seq2[K, T], error)
+	// IndexRef resolves an index once for allocation-free queries.
+	IndexRef(index string) (IndexRef[K, T], error)
 }

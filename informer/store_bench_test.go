@@ -145,6 +145,33 @@ func BenchmarkIndexerByIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkIndexerIndexRef is BenchmarkIndexerByIndex through a resolved
+// IndexRef, whose query allocates nothing.
+func BenchmarkIndexerIndexRef(b *testing.B) {
+	s := benchIndexer(b, benchPods(100_000))
+	labels, err := s.IndexRef(labelsIndex)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, value string }{
+		{"matches=1", "pod=pod-12345"},
+		{"matches=100", "app=app-123"},
+		{"matches=10k", "tier=tier-3"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				n := 0
+				for k, p := range labels.ByValue(tc.value) {
+					sinkKey, sinkPod = k, p
+					n++
+				}
+				sinkN = n
+			}
+		})
+	}
+}
+
 func BenchmarkIndexerList(b *testing.B) {
 	s := benchIndexer(b, benchPods(100_000))
 	b.Run("N=100k", func(b *testing.B) {

@@ -462,3 +462,36 @@ func TestIndexerMultipleValuesSequence(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, csvObj{"key2", "bar"}, got)
 }
+
+func TestIndexerIndexRef(t *testing.T) {
+	s := newTestIndexer(testIndexes()...)
+	for _, p := range benchPods(300) {
+		require.NoError(t, s.Add(p))
+	}
+	_, err := s.IndexRef("nope")
+	require.ErrorIs(t, err, ErrIndexNotFound)
+	var zero IndexRef[NamespacedKey, *testPod]
+	for range zero.ByValue("x") {
+		t.Fatal("the zero IndexRef yields nothing")
+	}
+	ref, err := s.IndexRef(labelsIndex)
+	require.NoError(t, err)
+	want, err := s.IndexKeys(labelsIndex, "app=app-1")
+	require.NoError(t, err)
+	var got []NamespacedKey
+	for k := range ref.ByValue("app=app-1") {
+		got = append(got, k)
+	}
+	assert.ElementsMatch(t, slices.Collect(want), got)
+	assert.Len(t, got, 100)
+	allocs := testing.AllocsPerRun(100, func() {
+		n := 0
+		for range ref.ByValue("app=app-2") {
+			n++
+		}
+		if n != 100 {
+			t.Fatal(n)
+		}
+	})
+	assert.Zero(t, allocs, "an IndexRef query allocates nothing")
+}

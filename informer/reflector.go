@@ -71,8 +71,9 @@ type ReflectorOptions[T any] struct {
 	// waits forever, kubernetes#135895). Zero: 10 s.
 	StreamingListTimeout time.Duration
 	// ErrorHandler is called with every error the reflector survives: a
-	// failed list or watch (before backing off) and a store write that failed
-	// (the event is then skipped). It runs on the reflector's goroutine, so it
+	// failed list or watch (before backing off, including the transient and
+	// internal failures it retries from the same version) and a store write
+	// that failed (the event is then skipped). It runs on the reflector's goroutine, so it
 	// must not block. Zero: log at a verbosity matching the error's class.
 	ErrorHandler func(ctx context.Context, err error)
 	// Metrics receives the reflector's counts (events, relists, watch

@@ -105,7 +105,8 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 			SendInitialEvents: true,
 		})
 		if err != nil {
-			if errors.Is(err, ErrTransient) && !errors.Is(err, errors.ErrUnsupported) {
+			if errors.Is(err, ErrTransient) {
+				r.survived(ctx, fmt.Errorf("%s: streaming list: %w", r.opts.Name, err))
 				if !sleep(ctx, backoff.delay()) {
 					return nil, ctx.Err()
 				}

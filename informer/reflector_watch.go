@@ -44,7 +44,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 					return nil
 				}
 				if errors.Is(err, ErrTransient) {
-					r.log.V(4).Info("watch failed, backing off", "err", err)
+					r.survived(ctx, fmt.Errorf("%s: watch: %w", r.opts.Name, err))
 					if !sleep(ctx, backoff.delay()) {
 						return nil
 					}
@@ -65,7 +65,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		case errors.Is(err, errWatchEnded):
 			continue // a normal end: re-watch from the last version
 		case errors.Is(err, ErrTransient):
-			r.log.V(2).Info("watch failed, backing off", "err", err)
+			r.survived(ctx, err)
 			if !sleep(ctx, backoff.delay()) {
 				return nil
 			}
@@ -77,7 +77,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			}
 			internalLast = now
 			if now.Sub(internalSince) < r.maxRetry {
-				r.log.V(2).Info("retrying watch after internal error", "err", err)
+				r.survived(ctx, err)
 				if !sleep(ctx, backoff.delay()) {
 					return nil
 				}
@@ -88,6 +88,13 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		}
 		return err
 	}
+}
+
+// survived reports an error the watch loop recovers from by itself
+// (re-watching from the same version): a metric, and the ErrorHandler.
+func (r *Reflector[T]) survived(ctx context.Context, err error) {
+	r.opts.Metrics.Error(r.opts.Name, errorClass(err))
+	r.onError(ctx, err)
 }
 
 // handleWatch applies the events of one stream to the store until it ends.

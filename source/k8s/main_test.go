@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if env != nil {
 		env.Stop()
 	}
+	if benchEnv != nil {
+		benchEnv.Stop()
+	}
 	if code == 0 {
 		if err := goleak.Find(leakOptions()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

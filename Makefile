@@ -8,8 +8,11 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
+# KUBEBUILDER_ASSETS: kube-apiserver (built from the Go module proxy) and
+# etcd for the envtest-based tests of source/k8s, cached the same way.
 test: vet
 	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
+	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
 
 vet:

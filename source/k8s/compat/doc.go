@@ -1,0 +1,21 @@
+// Package compat implements client-go's cache.SharedIndexInformer on the
+// ginformer engine ([informer.SharedInformer]), so that code written against
+// client-go, and controller-runtime through cache.Options.NewInformer, can
+// swap the engine without changing its handlers:
+//
+//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+//		Cache: crcache.Options{NewInformer: compat.NewSharedIndexInformer},
+//	})
+//
+// Handlers receive client-go's interface{} objects (the objects the
+// ListerWatcher decodes); deletions inferred from a relist arrive as
+// cache.DeletedFinalStateUnknown, as with client-go.
+//
+// Differences from client-go's informer: GetStore and GetIndexer are
+// read-only views; handler panics are recovered and reported instead of
+// crashing the process; a relisted object whose resourceVersion did not
+// change is not delivered as an update; RemoveEventHandler stops deliveries
+// at once; index functions that fail refuse the object instead of
+// panicking; the watch error handler receives a nil *cache.Reflector. See
+// docs/k8s.md.
+package compat

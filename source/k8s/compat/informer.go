@@ -1,0 +1,327 @@
+package compat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/k8s"
+)
+
+// Key is the key of the compat informer's cache: namespace and name.
+type Key = informer.NamespacedKey
+
+// engine is the ginformer informer behind an [Informer].
+type engine = informer.SharedInformer[Key, k8s.Object]
+
+// Options configures an [Informer]. Only ListerWatcher is required.
+type Options struct {
+	// ListerWatcher lists and watches the resource. Required.
+	ListerWatcher cache.ListerWatcher
+	// ExampleObject is an object of the resource's type, used for names in
+	// logs. Zero: none.
+	ExampleObject runtime.Object
+	// ResyncPeriod is the default resync period of handlers, as
+	// defaultEventHandlerResyncPeriod of client-go. Zero: no resync.
+	ResyncPeriod time.Duration
+	// Indexers are the cache's initial indexes. Zero: none.
+	Indexers cache.Indexers
+	// Name identifies the informer in logs. Zero: the example object's
+	// type, or "compat".
+	Name string
+	// Logger receives the engine's logs. Zero: klog's background logger.
+	Logger *logr.Logger
+	// Engine tunes the list and watch (page size, timeouts, backoff,
+	// streaming lists). Its Source, Store, Name, Logger, Metrics and
+	// ErrorHandler fields are ignored.
+	Engine informer.ReflectorOptions[k8s.Object]
+}
+
+// Informer implements client-go's cache.SharedIndexInformer on ginformer's
+// engine ([informer.SharedInformer]): handlers, indexers, transform and
+// watch error handler keep client-go's signatures, and the list, watch,
+// queue, cache and delivery are ginformer's. All methods are safe for
+// concurrent use. Its zero value is not usable: use [New] or
+// [NewSharedIndexInformer]. See the package documentation for the places
+// where the two contracts differ.
+type Informer struct {
+	name  string
+	eng   *engine
+	store *store
+
+	// mu guards the fields below.
+	mu          sync.Mutex
+	started     bool
+	stopped     bool
+	transform   cache.TransformFunc
+	watchErr    cache.WatchErrorHandlerWithContext
+	indexers    cache.Indexers
+	removing    sync.WaitGroup // handler removals in progress
+	defaultSync time.Duration
+}
+
+var _ cache.SharedIndexInformer = (*Informer)(nil)
+
+// NewSharedIndexInformer has the signature of client-go's
+// cache.NewSharedIndexInformer and of controller-runtime's
+// cache.Options.NewInformer, so either can be swapped for it:
+//
+//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+//		Cache: crcache.Options{NewInformer: compat.NewSharedIndexInformer},
+//	})
+//
+// It panics where client-go's does (an indexer that cannot be added), since
+// the signature has no error; use [New] to get the error instead.
+func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
+	inf, err := New(Options{ListerWatcher: lw, ExampleObject: exampleObject, ResyncPeriod: defaultEventHandlerResyncPeriod, Indexers: indexers})
+	if err != nil {
+		panic(err)
+	}
+	return inf
+}
+
+// New returns an informer ready to run.
+//
+// Possible errors: [informer.ErrInvalidOptions], [informer.ErrIndexExists].
+func New(opts Options) (*Informer, error) {
+	src, err := k8s.NewFromListerWatcher(opts.ListerWatcher, k8s.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("compat: %w", err)
+	}
+	if opts.ResyncPeriod < 0 {
+		return nil, fmt.Errorf("compat: negative ResyncPeriod: %w", informer.ErrInvalidOptions)
+	}
+	name := opts.Name
+	if name == "" {
+		name = "compat"
+		if opts.ExampleObject != nil {
+			name = fmt.Sprintf("compat %T", opts.ExampleObject)
+		}
+	}
+	log := klog.Background()
+	if opts.Logger != nil {
+		log = *opts.Logger
+	}
+	inf := &Informer{name: name, indexers: cache.Indexers{}, defaultSync: opts.ResyncPeriod}
+	inf.eng, err = informer.NewSharedInformer(informer.Options[Key, k8s.Object]{
+		Source:       src,
+		KeyFunc:      k8s.Key[k8s.Object],
+		ResyncPeriod: opts.ResyncPeriod,
+		Transform:    inf.applyTransform,
+		Name:         name,
+		Logger:       log,
+		ErrorHandler: inf.onError,
+		Reflector:    opts.Engine,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compat: %w", err)
+	}
+	inf.store = &store{inf: inf}
+	if err := inf.AddIndexers(opts.Indexers); err != nil {
+		return nil, err
+	}
+	return inf, nil
+}
+
+// Run runs the informer until stopCh is closed. See [Informer.RunWithContext].
+func (inf *Informer) Run(stopCh <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	inf.RunWithContext(ctx)
+}
+
+// RunWithContext runs the informer until ctx is done, then waits for every
+// goroutine it started, handlers included. As with client-go, an informer
+// runs once: a second call, or a call after it stopped, returns at once.
+func (inf *Informer) RunWithContext(ctx context.Context) {
+	inf.mu.Lock()
+	if inf.started || inf.stopped {
+		inf.mu.Unlock()
+		klog.FromContext(ctx).Info("Warning: the compat informer has already been started", "informer", inf.name)
+		return
+	}
+	inf.started = true
+	inf.mu.Unlock()
+	defer func() {
+		inf.mu.Lock()
+		inf.stopped = true
+		inf.mu.Unlock()
+		inf.removing.Wait()
+	}()
+	_ = inf.eng.Run(ctx)
+}
+
+// HasSynced reports whether the cache holds a first complete list.
+func (inf *Informer) HasSynced() bool { return inf.eng.HasSynced() }
+
+// HasSyncedChecker returns a DoneChecker done once [Informer.HasSynced].
+func (inf *Informer) HasSyncedChecker() cache.DoneChecker {
+	return doneChecker{name: inf.name, ch: inf.eng.Synced()}
+}
+
+// LastSyncResourceVersion returns the resourceVersion of the last list or
+// watch event received, "" before the first list.
+func (inf *Informer) LastSyncResourceVersion() string { return inf.eng.LastSyncVersion() }
+
+// IsStopped reports whether the informer has run and stopped.
+func (inf *Informer) IsStopped() bool {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	return inf.stopped
+}
+
+// GetStore returns the cache as a read-only cache.Store (see GetIndexer).
+func (inf *Informer) GetStore() cache.Store { return inf.store }
+
+// GetIndexer returns the cache as a cache.Indexer. Reads see the engine's
+// cache; writes (Add, Update, Delete, Replace, Resync) are refused with an
+// error, since the cache belongs to the informer.
+func (inf *Informer) GetIndexer() cache.Indexer { return inf.store }
+
+// GetController returns a stand-in controller that reports the informer's
+// sync state; its Run methods do nothing (client-go's is deprecated too).
+func (inf *Informer) GetController() cache.Controller { return controller{inf} }
+
+// AddIndexers adds indexes to the cache, before or after Run, indexing what
+// it already holds. Each cache.IndexFunc is wrapped into an [informer.Index];
+// an error (or panic) from one refuses the object it was called for, which
+// the informer reports and skips, rather than panicking under a lock as
+// client-go does.
+//
+// Possible errors: [informer.ErrIndexExists] for a name already used.
+func (inf *Informer) AddIndexers(indexers cache.Indexers) error {
+	if len(indexers) == 0 {
+		return nil
+	}
+	inf.mu.Lock()
+	idx := make([]informer.Index[k8s.Object], 0, len(indexers))
+	for name := range indexers {
+		if _, dup := inf.indexers[name]; dup {
+			inf.mu.Unlock()
+			return fmt.Errorf("compat: indexer conflict: %q: %w", name, informer.ErrIndexExists)
+		}
+	}
+	for name, fn := range indexers {
+		inf.indexers[name] = fn // reserved; released below on failure
+		idx = append(idx, informer.Index[k8s.Object]{Name: name, Func: func(dst []string, obj k8s.Object) ([]string, error) {
+			vals, err := fn(obj)
+			return append(dst, vals...), err
+		}})
+	}
+	inf.mu.Unlock()
+	// The index functions run in AddIndexes: user code, so no lock is held.
+	if err := inf.eng.AddIndexes(idx...); err != nil {
+		inf.mu.Lock()
+		for name := range indexers {
+			delete(inf.indexers, name)
+		}
+		inf.mu.Unlock()
+		return fmt.Errorf("compat: %w", err)
+	}
+	return nil
+}
+
+// SetTransform sets the function applied to every object before it is
+// cached and handed to handlers. It must be called before Run.
+//
+// Possible errors: [informer.ErrAlreadyStarted].
+func (inf *Informer) SetTransform(fn cache.TransformFunc) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.started {
+		return fmt.Errorf("compat: set transform: %w", informer.ErrAlreadyStarted)
+	}
+	inf.transform = fn
+	return nil
+}
+
+// SetWatchErrorHandler sets the function told of every failed list or
+// watch; the *cache.Reflector argument is always nil (there is none). It
+// must be called before Run.
+//
+// Possible errors: [informer.ErrAlreadyStarted].
+func (inf *Informer) SetWatchErrorHandler(fn cache.WatchErrorHandler) error {
+	return inf.SetWatchErrorHandlerWithContext(func(_ context.Context, r *cache.Reflector, err error) { fn(r, err) })
+}
+
+// SetWatchErrorHandlerWithContext is [Informer.SetWatchErrorHandler] with a
+// context (context.Background()).
+//
+// Possible errors: [informer.ErrAlreadyStarted].
+func (inf *Informer) SetWatchErrorHandlerWithContext(fn cache.WatchErrorHandlerWithContext) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.started {
+		return fmt.Errorf("compat: set watch error handler: %w", informer.ErrAlreadyStarted)
+	}
+	inf.watchErr = fn
+	return nil
+}
+
+// applyTransform is the engine's Transform: the client-go transform, if set.
+func (inf *Informer) applyTransform(obj k8s.Object) (k8s.Object, error) {
+	inf.mu.Lock()
+	fn := inf.transform
+	inf.mu.Unlock()
+	if fn == nil {
+		return obj, nil
+	}
+	out, err := fn(obj)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := out.(k8s.Object)
+	if !ok {
+		return nil, fmt.Errorf("compat: transform returned %T, which has no object metadata", out)
+	}
+	return o, nil
+}
+
+// onError is the engine's ErrorHandler: list and watch failures go to the
+// watch error handler, if set (the engine has already logged them).
+func (inf *Informer) onError(err error) {
+	for _, own := range []error{informer.ErrHandlerPanic, informer.ErrTransform, informer.ErrKeyFunc, informer.ErrIndexFunc} {
+		if errors.Is(err, own) {
+			return
+		}
+	}
+	inf.mu.Lock()
+	fn := inf.watchErr
+	inf.mu.Unlock()
+	if fn != nil {
+		fn(context.Background(), nil, err)
+	}
+}
+
+// doneChecker is a cache.DoneChecker over a channel.
+type doneChecker struct {
+	name string
+	ch   <-chan struct{}
+}
+
+func (d doneChecker) Name() string          { return d.name }
+func (d doneChecker) Done() <-chan struct{} { return d.ch }
+
+// controller is the stand-in of [Informer.GetController].
+type controller struct{ inf *Informer }
+
+func (c controller) RunWithContext(context.Context)      {}
+func (c controller) Run(<-chan struct{})                 {}
+func (c controller) HasSynced() bool                     { return c.inf.HasSynced() }
+func (c controller) HasSyncedChecker() cache.DoneChecker { return c.inf.HasSyncedChecker() }
+func (c controller) LastSyncResourceVersion() string     { return c.inf.LastSyncResourceVersion() }

@@ -1,0 +1,116 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// Watch opens a watch of the resource. The request carries the selectors,
+// AllowWatchBookmarks (unless disabled) and, for a Timeout, timeoutSeconds
+// rounded up to a whole second. Events are converted as they arrive:
+//
+//   - ADDED, MODIFIED, DELETED: the object, at its resourceVersion (for a
+//     deletion, the version of the deletion);
+//   - BOOKMARK: [informer.EventBookmark] at its version; with the
+//     k8s.io/initial-events-end annotation, InitialEventsEnd is set;
+//   - ERROR: an [informer.EventError] classified as List classifies errors
+//     (410 → [informer.ErrExpired]), after which the stream closes.
+//
+// A streaming list (SendInitialEvents) is sent as sendInitialEvents=true with
+// resourceVersionMatch=NotOlderThan at opts.Version ("" for the latest
+// state). The stream is closed when the server ends the watch (timeout),
+// after an Error event, on Stop, or when ctx is done.
+//
+// Possible errors (returned): errors.ErrUnsupported for a streaming list
+// refused by the server or by [Options]; [informer.ErrTransient]
+// (connection refused, 429), [informer.ErrExpired],
+// [informer.ErrVersionTooLarge], [informer.ErrInternal], other API errors.
+func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
+	lo := metav1.ListOptions{
+		LabelSelector:       s.opts.LabelSelector,
+		FieldSelector:       s.opts.FieldSelector,
+		ResourceVersion:     opts.Version,
+		AllowWatchBookmarks: !s.opts.DisableBookmarks,
+	}
+	if opts.Timeout > 0 {
+		secs := int64((opts.Timeout + time.Second - 1) / time.Second)
+		lo.TimeoutSeconds = &secs
+	}
+	if opts.SendInitialEvents {
+		if s.opts.DisableStreamingList || s.opts.DisableBookmarks {
+			return nil, fmt.Errorf("k8s: streaming list disabled by the source's options: %w", errors.ErrUnsupported)
+		}
+		yes := true
+		lo.SendInitialEvents = &yes
+		lo.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	} else if opts.Version == "" {
+		return nil, fmt.Errorf("k8s: watch without a version: %w", informer.ErrInvalidOptions)
+	}
+	out := informer.NewWatchStream[T](ctx, s.opts.WatchBuffer)
+	kw, err := s.watch(out.Context(), lo)
+	if err != nil {
+		out.Close()
+		if opts.SendInitialEvents && isStreamingRefusal(err) {
+			return nil, fmt.Errorf("k8s: streaming list refused: %w: %w", errors.ErrUnsupported, err)
+		}
+		return nil, classify("k8s: watch", err)
+	}
+	go pump(out, kw)
+	return out, nil
+}
+
+// pump converts the events of kw into out until either ends.
+func pump[T Object](out *informer.WatchStream[T], kw watch.Interface) {
+	defer out.Close()
+	defer kw.Stop()
+	for {
+		select {
+		case <-out.Done():
+			return
+		case ev, ok := <-kw.ResultChan():
+			if !ok {
+				return
+			}
+			e := convert[T](ev)
+			if !out.Send(e) || e.Type == informer.EventError {
+				return
+			}
+		}
+	}
+}
+
+// convert turns one client-go watch event into a contract event.
+func convert[T Object](ev watch.Event) informer.Event[T] {
+	if ev.Type == watch.Error {
+		return informer.Event[T]{Type: informer.EventError, Err: classify("k8s: watch", apierrors.FromObject(ev.Object))}
+	}
+	obj, ok := ev.Object.(T)
+	if !ok {
+		var zero T
+		return informer.Event[T]{Type: informer.EventError, Err: fmt.Errorf("k8s: watch sent %T for a %v event, want %T", ev.Object, ev.Type, zero)}
+	}
+	e := informer.Event[T]{Object: obj, Version: obj.GetResourceVersion()}
+	switch ev.Type {
+	case watch.Added:
+		e.Type = informer.EventAdded
+	case watch.Modified:
+		e.Type = informer.EventModified
+	case watch.Deleted:
+		e.Type = informer.EventDeleted
+	case watch.Bookmark:
+		var zero T
+		e.Type, e.Object = informer.EventBookmark, zero
+		e.InitialEventsEnd = obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+	default:
+		return informer.Event[T]{Type: informer.EventError, Err: fmt.Errorf("k8s: watch sent an event of unknown type %q", ev.Type)}
+	}
+	return e
+}

@@ -150,6 +150,9 @@ func Markdown(rows []Row, env Env, cfg Config, command string, took time.Duratio
 			val = fmt.Sprintf("ginformer %s %s, client-go %s", fmtNum(Median(r.GI)), r.Unit, fmtNum(Median(r.CG)))
 		} else if r.Target.Kind == Better {
 			val = fmt.Sprintf("%s× better", fmtNum(r.Gain()))
+			if r.Gain() < 1 {
+				val = fmt.Sprintf("%s× worse", fmtNum(1/r.Gain()))
+			}
 		}
 		fmt.Fprintf(&b, "- **%s** — %s %s (%s): %s\n", v, r.Group, r.Name, r.Unit, fig+"; measured "+val)
 	}

@@ -184,6 +184,9 @@ func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], ke
 	return nil
 }
 
+// presizeMin is the batch size from which commit presizes an empty store.
+const presizeMin = 1024
+
 // commit applies ws atomically for readers: under one write lock, in order.
 // Writes prepared against an index set that AddIndexes has since replaced
 // are re-prepared (outside the lock) first; if that fails, nothing is
@@ -210,6 +213,12 @@ func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 				}
 			}
 			continue
+		}
+		if len(s.st.entries) == 0 && len(ws) > presizeMin {
+			// A first list into an empty store: size the map once instead
+			// of growing it through every doubling (rehashing is the
+			// largest single cost of an initial sync).
+			s.st.entries = make(map[K]slot[K, T], len(ws))
 		}
 		for i := range ws {
 			s.st.apply(&ws[i])

@@ -282,3 +282,43 @@ func TestInformerRelistSkipsUnkeyableObjectsWithoutTouchingTheList(t *testing.T)
 		assert.ErrorIs(t, errs[0], informer.ErrKeyFunc)
 	})
 }
+
+func TestInformerAddIndexesWhileEventsFlow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newSource(t)
+		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.BatchSize = 4 })
+		start(t, inf)
+		require.NoError(t, informer.WaitForSync(t.Context(), inf))
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for v := range 300 {
+				_, _ = src.Put(&item{Name: fmt.Sprint("k", v%40), Group: fmt.Sprint("g", v%3), V: v})
+				if v%25 == 0 {
+					runtimeYield()
+				}
+			}
+		})
+		runtimeYield()
+		byParity := informer.Index[*item]{Name: "parity", Func: func(dst []string, it *item) ([]string, error) {
+			return append(dst, fmt.Sprint(it.V%2)), nil
+		}}
+		require.NoError(t, inf.AddIndexes(byParity))
+		wg.Wait()
+		synctest.Wait()
+		for _, parity := range []string{"0", "1"} {
+			keys, err := inf.Lister().IndexKeys("parity", parity)
+			require.NoError(t, err)
+			var got, want []string
+			for k := range keys {
+				got = append(got, k)
+			}
+			for k, it := range inf.Lister().All() {
+				if fmt.Sprint(it.V%2) == parity {
+					want = append(want, k)
+				}
+			}
+			assert.ElementsMatch(t, want, got, "parity %s", parity)
+		}
+		assert.Equal(t, 40, inf.Lister().Len())
+	})
+}

@@ -81,11 +81,21 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	}
 	defer p.release(inf.indexer)
 
+	p.refused = p.refused[:0]
 	inf.mu.Lock()
-	if err := inf.indexer.commit(p.writes); err != nil {
-		// Only possible when AddIndexes ran meanwhile and a new index
-		// refuses an object: apply the writes one by one, skipping those.
-		p.refused = inf.commitEach(p.writes, p.refused[:0])
+	for {
+		defs := inf.indexer.tryCommit(p.writes)
+		if defs == nil {
+			break
+		}
+		// AddIndexes ran since the writes were prepared: compute the new
+		// indexes' values with no lock held, then try again. A write that
+		// a new index refuses is skipped (and reported).
+		inf.mu.Unlock()
+		for _, err := range inf.indexer.reprepare(p.writes, defs, nil) {
+			p.refused = append(p.refused, fmt.Errorf("informer %q: cache: %w", inf.name, err))
+		}
+		inf.mu.Lock()
 	}
 	p.notes, p.syncs = slices.Grow(p.notes[:0], len(p.writes)), slices.Grow(p.syncs[:0], len(p.writes))
 	for i := range p.writes {
@@ -165,18 +175,6 @@ func (inf *SharedInformer[K, T]) storablePrefix(w *write[K, T], ds Deltas[T]) (D
 		}
 	}
 	return nil, false
-}
-
-// commitEach commits writes one at a time, marking those refused and
-// appending their errors to errs.
-func (inf *SharedInformer[K, T]) commitEach(ws []write[K, T], errs []error) []error {
-	for i := range ws {
-		if err := inf.indexer.commit(ws[i : i+1]); err != nil {
-			ws[i].failed = true
-			errs = append(errs, fmt.Errorf("informer %q: cache %v: %w", inf.name, ws[i].key, err))
-		}
-	}
-	return errs
 }
 
 // appendNotes turns one key's deltas into notifications, starting from the

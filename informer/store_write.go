@@ -228,6 +228,57 @@ func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 	}
 }
 
+// tryCommit is commit for a caller holding a lock of its own, under which
+// no user code may run: it never re-prepares. It applies ws (skipping writes
+// marked failed) and returns nil, or, when some upsert was prepared against
+// an index set that AddIndexes has since replaced, applies nothing and
+// returns that index set: the caller releases its lock, calls reprepare,
+// and tries again. While AddIndexes is rebuilding it waits on a channel.
+func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
+	for {
+		s.mu.Lock()
+		if ch := s.rebuilding; ch != nil {
+			s.mu.Unlock()
+			<-ch
+			continue
+		}
+		defs := s.defs.Load()
+		for i := range ws {
+			if !ws[i].del && !ws[i].failed && ws[i].defs != defs {
+				s.mu.Unlock()
+				return defs
+			}
+		}
+		if len(s.st.entries) == 0 && len(ws) > presizeMin {
+			s.st.entries = make(map[K]slot[K, T], len(ws))
+		}
+		for i := range ws {
+			if !ws[i].failed {
+				s.st.apply(&ws[i])
+			}
+		}
+		s.mu.Unlock()
+		return nil
+	}
+}
+
+// reprepare recomputes, without any lock, the index values of the upserts
+// in ws prepared against another index set than defs. A write whose values
+// now fail is marked failed and its error appended to errs.
+func (s *Indexer[K, T]) reprepare(ws []write[K, T], defs *indexDefs[T], errs []error) []error {
+	for i := range ws {
+		w := &ws[i]
+		if w.del || w.failed || w.defs == defs {
+			continue
+		}
+		if err := s.values(w, defs); err != nil {
+			w.failed = true
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
 // stale reports whether some upsert in ws was prepared against another index
 // set than defs.
 func stale[K comparable, T any](ws []write[K, T], defs *indexDefs[T]) bool {

@@ -80,19 +80,19 @@ func TestRingAtOutOfRange(t *testing.T) {
 
 func TestRingShrink(t *testing.T) {
 	var r Ring[int]
-	for i := range 1000 {
+	for i := range 4000 {
 		r.Push(i)
 	}
-	require.Equal(t, 1024, r.Cap())
-	for i := range 1000 {
+	require.Equal(t, 4096, r.Cap())
+	for i := range 4000 {
 		v, _ := r.Pop()
 		require.Equal(t, i, v)
 		// Invariant: capacity stays within 4x of the content once shrinking applies.
-		if r.Cap() > minCap {
+		if r.Cap() > keepCap {
 			require.Greater(t, r.Len(), r.Cap()/4, "cap %d len %d", r.Cap(), r.Len())
 		}
 	}
-	require.Equal(t, minCap, r.Cap())
+	require.Equal(t, keepCap, r.Cap(), "shrinks back, but not below keepCap")
 	// No thrashing: after a shrink a push does not immediately grow again.
 	for i := range 100 {
 		r.Push(i)
@@ -194,7 +194,7 @@ func checkModel(t *testing.T, ops []byte) {
 		c := r.Cap()
 		require.True(t, c == 0 || c&(c-1) == 0, "cap %d not a power of two", c)
 		require.GreaterOrEqual(t, c, r.Len())
-		if c > minCap {
+		if c > keepCap {
 			require.Greater(t, r.Len(), c/8, "cap %d too large for len %d", c, r.Len())
 		}
 	}

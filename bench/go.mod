@@ -7,6 +7,7 @@ replace github.com/ginformer/ginformer => ../
 require (
 	github.com/ginformer/ginformer v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
 	k8s.io/client-go v0.37.1

@@ -100,7 +100,7 @@ func newChaosSource(t *testing.T) *memory.Store[string, *item] {
 // TestChaosReflectorIndexer: a Reflector feeds an Indexer while the source
 // misbehaves; once things calm down the Indexer equals the source.
 func TestChaosReflectorIndexer(t *testing.T) {
-	for seed := range uint64(4) {
+	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := newChaosSource(t)
@@ -129,7 +129,7 @@ func TestChaosReflectorIndexer(t *testing.T) {
 // whose own view must end equal to the source too (every delete delivered),
 // and one coalescing handler.
 func TestChaosInformer(t *testing.T) {
-	for seed := range uint64(4) {
+	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := newChaosSource(t)

@@ -3,7 +3,9 @@ package compat_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,9 @@ import (
 	"github.com/ginformer/ginformer/source/k8s/compat"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
+
+// controllerRuns numbers the test's runs (see the controller name).
+var controllerRuns atomic.Int64
 
 // TestControllerRuntime runs a controller-runtime manager whose informers
 // are compat informers (cache.Options.NewInformer) against a real
@@ -55,7 +60,10 @@ func TestControllerRuntime(t *testing.T) {
 		return []string{o.(*corev1.ConfigMap).Data["want"]}
 	}))
 	c := mgr.GetClient()
-	err = ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Complete(reconcileFunc(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Controller names are registered process-wide: a unique one lets the
+	// test run more than once (-count).
+	runs := controllerRuns.Add(1)
+	err = ctrl.NewControllerManagedBy(mgr).Named(fmt.Sprintf("configmap-%d", runs)).For(&corev1.ConfigMap{}).Complete(reconcileFunc(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 		var cm corev1.ConfigMap
 		if err := c.Get(ctx, req.NamespacedName, &cm); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)

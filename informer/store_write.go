@@ -79,7 +79,7 @@ type write[K comparable, T any] struct {
 
 	old    T
 	hadOld bool
-	failed bool // set by the informer when a write was refused (see SharedInformer.commitEach)
+	failed bool // refused by reprepare: tryCommit skips it
 }
 
 func (s *Indexer[K, T]) getScratch() *scratch[K, T] {
@@ -196,35 +196,13 @@ const presizeMin = 1024
 // the scratch buffers of ws; the caller does (release).
 func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 	for {
-		s.lock()
-		if ch := s.rebuilding; ch != nil {
-			s.mu.Unlock()
-			<-ch
-			continue
+		defs := s.tryCommit(ws)
+		if defs == nil {
+			return nil
 		}
-		defs := s.defs.Load()
-		if stale(ws, defs) {
-			s.mu.Unlock()
-			for i := range ws {
-				if !ws[i].del && ws[i].defs != defs {
-					if err := s.values(&ws[i], defs); err != nil {
-						return err
-					}
-				}
-			}
-			continue
+		if errs := s.reprepare(ws, defs, nil); len(errs) > 0 {
+			return errs[0]
 		}
-		if len(s.st.entries) == 0 && len(ws) > presizeMin {
-			// A first list into an empty store: size the map once instead
-			// of growing it through every doubling (rehashing is the
-			// largest single cost of an initial sync).
-			s.st.entries = make(map[K]slot[K, T], len(ws))
-		}
-		for i := range ws {
-			s.st.apply(&ws[i])
-		}
-		s.mu.Unlock()
-		return nil
 	}
 }
 
@@ -236,7 +214,7 @@ func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 // and tries again. While AddIndexes is rebuilding it waits on a channel.
 func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
 	for {
-		s.mu.Lock()
+		s.lock()
 		if ch := s.rebuilding; ch != nil {
 			s.mu.Unlock()
 			<-ch
@@ -250,6 +228,9 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
 			}
 		}
 		if len(s.st.entries) == 0 && len(ws) > presizeMin {
+			// A first list into an empty store: size the map once instead
+			// of growing it through every doubling (rehashing is the
+			// largest single cost of an initial sync).
 			s.st.entries = make(map[K]slot[K, T], len(ws))
 		}
 		for i := range ws {
@@ -277,17 +258,6 @@ func (s *Indexer[K, T]) reprepare(ws []write[K, T], defs *indexDefs[T], errs []e
 		}
 	}
 	return errs
-}
-
-// stale reports whether some upsert in ws was prepared against another index
-// set than defs.
-func stale[K comparable, T any](ws []write[K, T], defs *indexDefs[T]) bool {
-	for i := range ws {
-		if !ws[i].del && ws[i].defs != defs {
-			return true
-		}
-	}
-	return false
 }
 
 // upsert is Add and Update.

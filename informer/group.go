@@ -29,7 +29,7 @@ type groupKey struct {
 type groupMember struct {
 	informer any // a *SharedInformer[K, T] of the key's types
 	run      func(ctx context.Context) error
-	synced   func() <-chan struct{}
+	synced   Syncer
 	cancel   context.CancelFunc // set once started
 	done     chan struct{}      // closed when its Run returned
 }
@@ -63,7 +63,7 @@ func InformerFor[K comparable, T any](g *Group, opts Options[K, T]) (*SharedInfo
 	if err != nil {
 		return nil, err
 	}
-	m := &groupMember{informer: inf, run: inf.Run, synced: inf.Synced, done: make(chan struct{})}
+	m := &groupMember{informer: inf, run: inf.Run, synced: inf, done: make(chan struct{})}
 	g.members[key] = m
 	if g.ctx != nil {
 		g.startLocked(m)
@@ -127,17 +127,10 @@ func Stop[K comparable, T any](g *Group, name string) bool {
 // Possible errors: ctx.Err().
 func (g *Group) WaitForSync(ctx context.Context) error {
 	g.mu.Lock()
-	chans := make([]<-chan struct{}, 0, len(g.members))
+	syncers := make([]Syncer, 0, len(g.members))
 	for _, m := range g.members {
-		chans = append(chans, m.synced())
+		syncers = append(syncers, m.synced)
 	}
 	g.mu.Unlock()
-	for _, c := range chans {
-		select {
-		case <-c:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	return WaitForSync(ctx, syncers...)
 }

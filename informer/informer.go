@@ -90,7 +90,6 @@ type SharedInformer[K comparable, T any] struct {
 	listeners []*listener[K, T]
 	started   bool
 	runCtx    context.Context // set by Run; listeners started later use it
-	synced    bool
 	syncedCh  chan struct{}
 	handlerN  int
 	handlerWG sync.WaitGroup // listener goroutines
@@ -257,11 +256,10 @@ func (inf *SharedInformer[K, T]) AddIndexes(indexes ...Index[T]) error {
 func (inf *SharedInformer[K, T]) markSynced() {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
-	if inf.synced {
+	if inf.HasSynced() {
 		return
 	}
-	inf.synced = true
-	close(inf.syncedCh)
+	close(inf.syncedCh) // only here, under mu
 	for _, l := range inf.listeners {
 		l.enqueue(notification[K, T]{kind: noteSynced})
 	}

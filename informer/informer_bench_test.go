@@ -28,14 +28,12 @@ func (s *benchSource) List(context.Context, ListOptions) (ListPage[*testPod], er
 
 func (s *benchSource) Watch(ctx context.Context, opts WatchOptions) (Watcher[*testPod], error) {
 	if opts.SendInitialEvents {
-		return nil, errUnsupportedStreaming
+		return nil, errors.ErrUnsupported
 	}
 	w := NewWatchStream[*testPod](ctx, 0) // unbuffered, as client-go's fake watcher
 	s.streams <- w
 	return w, nil
 }
-
-var errUnsupportedStreaming = errorsUnsupported()
 
 func newBenchInformer(b *testing.B, src Source[*testPod]) *SharedInformer[NamespacedKey, *testPod] {
 	inf, err := NewSharedInformer(Options[NamespacedKey, *testPod]{Source: src, KeyFunc: podKey, Indexes: testIndexes()})
@@ -189,5 +187,3 @@ func BenchmarkInformerLatency(b *testing.B) {
 		b.ReportMetric(float64(h.samples[len(h.samples)*99/100].Nanoseconds())/1e3, "µs-p99")
 	}
 }
-
-func errorsUnsupported() error { return errors.ErrUnsupported }

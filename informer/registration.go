@@ -73,7 +73,7 @@ func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions
 		for key, obj := range inf.indexer.All() {
 			initial = append(initial, notification[K, T]{kind: noteAdd, key: key, obj: obj, initial: true})
 		}
-		if inf.synced {
+		if inf.HasSynced() {
 			initial = append(initial, notification[K, T]{kind: noteSynced})
 		}
 		l.enqueue(initial...)

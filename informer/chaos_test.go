@@ -135,7 +135,7 @@ func TestChaosInformer(t *testing.T) {
 				src := newChaosSource(t)
 				m := &chaosMetrics{}
 				inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-					o.ErrorHandler = func(error) {}
+					o.ErrorHandler = func(context.Context, error) {}
 					o.BatchSize = 5
 					o.Metrics = m
 				})

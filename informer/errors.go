@@ -64,6 +64,11 @@ var (
 // function. The object it was given is not stored.
 var ErrTransform = errors.New("informer: transform function failed")
 
+// ErrHandlerStuck is reported (never returned) when a handler call runs
+// longer than [Options.StuckHandlerThreshold]: the handler has not
+// returned, and its backlog grows until it does.
+var ErrHandlerStuck = errors.New("informer: handler call stuck")
+
 // ErrHandlerPanic wraps the value of a panic recovered from a handler. The
 // handler's goroutine goes on with its next notification.
 var ErrHandlerPanic = errors.New("informer: handler panicked")

@@ -386,10 +386,12 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 			f.pushLocked(it.Key, s)
 		}
 	}
-	// Known keys not queued (so neither listed nor handled above).
+	// Known keys neither queued nor in flight (so neither listed nor
+	// handled above: an in-flight key whose newest delta is a Deleted was
+	// skipped on purpose, it must not be tombstoned here either).
 	if f.known != nil {
 		for key, obj := range f.known.All() {
-			if _, queued := f.items[key]; queued {
+			if _, queued := f.items[key]; queued || f.inFlightLocked(key) {
 				continue
 			}
 			s := deltaSlot[T]{first: Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true}}

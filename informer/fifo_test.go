@@ -505,3 +505,24 @@ func TestDeltaFIFOPopBatchNeverSplitsAReplace(t *testing.T) {
 	}))
 	assert.Equal(t, []string{"after"}, keys, "later batches obey maxKeys again")
 }
+
+// Regression: a key whose in-flight delta is already a Deleted (and which the
+// consumer still knows, because the batch has not been applied yet) must not
+// get a second, FinalStateUnknown, delete from a Replace that omits it.
+func TestDeltaFIFOReplaceDoesNotTombstoneAnInFlightDelete(t *testing.T) {
+	known := newFakeKnown(o("a", 1), o("b", 1))
+	f := newTestFIFO(t, known)
+	require.NoError(t, f.Delete(o("a", 1)))
+	err := f.Pop(context.Background(), func(key string, ds Deltas[fifoObj], _ bool) error {
+		require.Equal(t, "a", key)
+		require.Equal(t, Deltas[fifoObj]{del(o("a", 1))}, ds)
+		// "a" is in flight as a Deleted and still known: the relist that
+		// omits it must not delete it again.
+		return f.Replace([]fifoObj{o("b", 2)}, "2")
+	})
+	require.NoError(t, err)
+	require.Equal(t, 1, f.Len(), "only b is queued")
+	p := popOne(t, f)
+	assert.Equal(t, "b", p.key)
+	assert.Equal(t, Deltas[fifoObj]{repl(o("b", 2))}, p.deltas)
+}

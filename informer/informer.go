@@ -33,15 +33,26 @@ type Options[K comparable, T any] struct {
 	Transform func(obj T) (T, error)
 	// Name identifies the informer in logs and metrics. Zero: "informer".
 	Name string
-	// Logger receives the informer's logs. Zero: discard.
+	// Logger receives the informer's logs (and its reflector's). Failures a
+	// person must act on (a list that keeps failing, a handler that panics
+	// or is stuck, objects refused by key, index or transform functions) are
+	// logged at error level, at most a few per minute per kind; routine
+	// events (a relist after an expired version, a disconnect that recovers)
+	// at V(1) and above. Zero: [slog.Default] through
+	// [logr.FromSlogHandler], which prints errors and hides verbose levels;
+	// pass [logr.Discard]() to silence it.
 	Logger logr.Logger
 	// Metrics receives the informer's measurements. Zero: [NoopMetrics].
 	Metrics Metrics
-	// ErrorHandler is called with every error the informer survives: failed
-	// lists and watches, objects refused by the transform, key or index
-	// functions, and handler panics. It must not block. Zero: the errors are
-	// only logged.
-	ErrorHandler func(err error)
+	// ErrorHandler is told of every error the informer survives, in
+	// addition to the log: failed lists and watches, objects refused by the
+	// transform, key or index functions, handler panics and stuck handler
+	// calls. Zero: the errors are only logged (and kept in [Health]).
+	ErrorHandler ErrorHandler
+	// StuckHandlerThreshold: a handler call running longer than this is
+	// reported once (log, [ErrorClassHandlerStuck] metric, [Health]) with
+	// the handler's name and the key. Zero: 30 s. Negative: never reported.
+	StuckHandlerThreshold time.Duration
 	// BatchSize is the most keys the processing loop takes off the queue at
 	// once; each batch is applied to the cache under one lock. Zero: 1000.
 	// A relist is always applied as one batch, whatever its size.
@@ -70,25 +81,35 @@ type Options[K comparable, T any] struct {
 //
 // User code (key, index and transform functions, handlers) is never called
 // with an internal lock held. All methods are safe for concurrent use.
+//
+// The zero SharedInformer is not usable: build one with [NewSharedInformer].
+// Its methods do not panic (Run and AddHandler return [ErrInvalidOptions],
+// Lister is empty), but it never syncs.
 type SharedInformer[K comparable, T any] struct {
 	name     string
 	log      logr.Logger
 	metrics  Metrics
-	onError  func(error)
+	onError  ErrorHandler
+	limiter  logLimiter
 	resync   time.Duration
+	stuckAt  time.Duration // zero: stuck calls are not reported
 	batch    int
 	indexer  *Indexer[K, T]
 	fifo     *DeltaFIFO[K, T]
 	refl     *Reflector[T]
 	reflOpts ReflectorOptions[T]
+	health   healthRecord
 
 	// mu orders cache commits against handler registration: the processing
 	// loop holds it while it commits a batch and queues its notifications;
-	// AddHandler holds it while it snapshots the cache. No user code runs
-	// under it.
+	// AddHandler holds it while it snapshots the cache. It also guards the
+	// lifecycle: Run moves state forward under it, and AddHandler starts a
+	// handler goroutine only while holding it in stateRunning, so Run, which
+	// sets stateStopped under mu before waiting for handlers, never misses
+	// one. No user code runs under it.
 	mu        sync.Mutex
+	state     runState
 	listeners []*listener[K, T]
-	started   bool
 	runCtx    context.Context // set by Run; listeners started later use it
 	syncedCh  chan struct{}
 	handlerN  int
@@ -100,13 +121,25 @@ type SharedInformer[K comparable, T any] struct {
 	resyncNext map[*listener[K, T]]time.Time
 }
 
+// runState is where an informer is in its life: it runs once.
+type runState uint8
+
+const (
+	stateNew     runState = iota // not run yet
+	stateRunning                 // Run has started and its context is not done
+	stateStopped                 // Run's context is done: it never runs again
+)
+
 // NewSharedInformer validates opts and returns an informer ready to
 // [SharedInformer.Run]. Handlers may be added before or after Run.
 //
 // Possible errors: [ErrInvalidOptions], [ErrIndexExists].
 func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer[K, T], error) {
-	if opts.Source == nil {
-		return nil, fmt.Errorf("informer: Source is required: %w", ErrInvalidOptions)
+	if isNil(opts.Source) {
+		return nil, fmt.Errorf("informer: Source is required (got %T(nil)): %w", opts.Source, ErrInvalidOptions)
+	}
+	if err := checkSourceFuncs(opts.Source); err != nil {
+		return nil, fmt.Errorf("informer: %w", err)
 	}
 	if opts.KeyFunc == nil {
 		return nil, fmt.Errorf("informer: KeyFunc is required: %w", ErrInvalidOptions)
@@ -120,11 +153,18 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	if opts.Metrics == nil {
 		opts.Metrics = NoopMetrics{}
 	}
+	opts.Logger = loggerOrDefault(opts.Logger)
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 1000
 	}
 	if opts.ResyncPeriod > 0 && opts.ResyncPeriod < time.Second {
 		opts.ResyncPeriod = time.Second
+	}
+	switch {
+	case opts.StuckHandlerThreshold == 0:
+		opts.StuckHandlerThreshold = 30 * time.Second
+	case opts.StuckHandlerThreshold < 0:
+		opts.StuckHandlerThreshold = 0
 	}
 	indexer, err := NewIndexer(IndexerOptions[K, T]{KeyFunc: opts.KeyFunc, Indexes: opts.Indexes})
 	if err != nil {
@@ -140,6 +180,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		metrics:    opts.Metrics,
 		onError:    opts.ErrorHandler,
 		resync:     opts.ResyncPeriod,
+		stuckAt:    opts.StuckHandlerThreshold,
 		batch:      opts.BatchSize,
 		indexer:    indexer,
 		fifo:       fifo,
@@ -152,8 +193,8 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	ro.Store = &transformingStore[K, T]{fifo: fifo, transform: opts.Transform, inf: inf}
 	ro.Name = opts.Name
 	ro.Logger = opts.Logger
-	ro.Metrics = opts.Metrics
-	ro.ErrorHandler = func(ctx context.Context, err error) { inf.report(err) }
+	ro.Metrics = healthMetrics{Metrics: opts.Metrics, h: &inf.health}
+	ro.ErrorHandler = inf.sourceFailed
 	ro.ShouldResync = inf.shouldResync
 	inf.reflOpts = ro
 	return inf, nil
@@ -162,30 +203,45 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 // Name returns the informer's name.
 func (inf *SharedInformer[K, T]) Name() string { return inf.name }
 
-// report logs an error the informer survives and hands it to ErrorHandler.
-func (inf *SharedInformer[K, T]) report(err error) {
-	inf.log.Error(err, "informer error")
-	if inf.onError != nil {
-		inf.onError(err)
-	}
+// errZero is returned by the methods of a zero SharedInformer.
+func errZero() error {
+	return fmt.Errorf("informer: zero SharedInformer: build one with NewSharedInformer: %w", ErrInvalidOptions)
 }
 
 // Run starts the informer and blocks until ctx is done and every goroutine
-// it started (reflector, processing loop, handlers) has exited. Notifications
-// still queued for handlers then are dropped. An informer runs once.
+// it started (reflector, processing loop, handlers) has exited.
 //
-// Possible errors: [ErrAlreadyStarted].
+// Stopping is prompt: once ctx is done, no handler receives another
+// notification (those still queued are dropped, as in client-go), so Run
+// returns as soon as the handler calls in progress at that moment have
+// returned. A handler that never returns keeps Run waiting: it is reported
+// as stuck (see [Options.StuckHandlerThreshold]).
+//
+// An informer runs once. After Run has returned, build a new one with
+// [NewSharedInformer] (in a [Group]: [Group.Stop], then [InformerFor]).
+//
+// Possible errors: [ErrAlreadyStarted] (Run is running), [ErrClosed] (Run
+// has returned), [ErrInvalidOptions] (a zero SharedInformer).
 func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
+	if inf.indexer == nil {
+		return errZero()
+	}
 	inf.mu.Lock()
-	if inf.started {
+	switch inf.state {
+	case stateRunning:
 		inf.mu.Unlock()
 		return fmt.Errorf("informer %q: %w", inf.name, ErrAlreadyStarted)
+	case stateStopped:
+		inf.mu.Unlock()
+		return fmt.Errorf("informer %q has stopped and cannot run again; build a new one with NewSharedInformer "+
+			"(in a Group: Group.Stop, then InformerFor): %w", inf.name, ErrClosed)
 	}
-	inf.started = true
+	inf.state = stateRunning
 	inf.runCtx = ctx
 	inf.reflOpts.ResyncPeriod = inf.reflectorResyncLocked()
 	refl, err := NewReflector(inf.reflOpts)
 	if err != nil {
+		inf.state = stateStopped
 		inf.mu.Unlock()
 		return fmt.Errorf("informer %q: %w", inf.name, err)
 	}
@@ -196,8 +252,6 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	inf.mu.Unlock()
 
 	var wg sync.WaitGroup
-	defer inf.handlerWG.Wait()
-	defer wg.Wait()
 	wg.Go(func() { _ = refl.Run(ctx) })
 	wg.Go(func() { inf.processLoop(ctx) })
 	wg.Go(func() {
@@ -207,8 +261,22 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	})
+	if inf.stuckAt > 0 {
+		wg.Go(func() { inf.watchHandlers(ctx) })
+	}
 	<-ctx.Done()
+
+	// From here on no handler goroutine starts and none takes another
+	// notification: handlerWG.Wait waits only for the calls in progress.
+	inf.mu.Lock()
+	inf.state = stateStopped
+	for _, l := range inf.listeners {
+		l.close()
+	}
+	inf.mu.Unlock()
 	inf.fifo.Close()
+	wg.Wait()
+	inf.handlerWG.Wait()
 	return nil
 }
 
@@ -239,15 +307,32 @@ func (inf *SharedInformer[K, T]) LastSyncVersion() string {
 }
 
 // QueueDepth returns the number of keys waiting in the informer's queue.
-func (inf *SharedInformer[K, T]) QueueDepth() int { return inf.fifo.Len() }
+func (inf *SharedInformer[K, T]) QueueDepth() int {
+	if inf.fifo == nil {
+		return 0
+	}
+	return inf.fifo.Len()
+}
 
 // Lister returns the read-only view of the informer's cache. It is valid
-// before Run (empty) and after (current).
-func (inf *SharedInformer[K, T]) Lister() Lister[K, T] { return inf.indexer }
+// before Run (empty) and after (current). A zero SharedInformer's Lister is
+// empty.
+func (inf *SharedInformer[K, T]) Lister() Lister[K, T] {
+	if inf.indexer == nil {
+		return emptyLister[K, T]()
+	}
+	return inf.indexer
+}
 
 // AddIndexes adds indexes to the cache, indexing what it already holds. See
 // [Indexer.AddIndexes].
+//
+// Possible errors: those of [Indexer.AddIndexes]; [ErrInvalidOptions] on a
+// zero SharedInformer.
 func (inf *SharedInformer[K, T]) AddIndexes(indexes ...Index[T]) error {
+	if inf.indexer == nil {
+		return errZero()
+	}
 	return inf.indexer.AddIndexes(indexes...)
 }
 
@@ -276,12 +361,20 @@ type Syncer interface {
 // WaitForSync blocks until every given informer or registration has synced,
 // or ctx is done. It waits on channels; it does not poll.
 //
-// Possible errors: ctx.Err().
+// When ctx ends first, the error wraps ctx.Err() and says why the first
+// syncer still waiting has not synced: for an informer, the last list or
+// watch error (wrapped too, so errors.Is finds its class) or the stage it
+// is in; for a registration, the handler's backlog and current call.
+//
+// Possible errors: ctx.Err() (wrapped, with the cause).
 func WaitForSync(ctx context.Context, syncers ...Syncer) error {
 	for _, s := range syncers {
 		select {
 		case <-s.Synced():
 		case <-ctx.Done():
+			if c, ok := s.(interface{ notSyncedCause() error }); ok {
+				return fmt.Errorf("%w: %w", ctx.Err(), c.notSyncedCause())
+			}
 			return ctx.Err()
 		}
 	}

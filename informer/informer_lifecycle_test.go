@@ -198,7 +198,7 @@ func TestInformerListErrorsAreReportedAndRetried(t *testing.T) {
 		var errs []error
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
 			o.Reflector.DisableStreamingList = true
-			o.ErrorHandler = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+			o.ErrorHandler = func(_ context.Context, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 		})
 		start(t, inf)
 		require.NoError(t, informer.WaitForSync(t.Context(), inf))
@@ -269,7 +269,7 @@ func TestInformerRelistSkipsUnkeyableObjectsWithoutTouchingTheList(t *testing.T)
 		var mu sync.Mutex
 		var errs []error
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.ErrorHandler = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+			o.ErrorHandler = func(_ context.Context, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 		})
 		start(t, inf)
 		require.NoError(t, informer.WaitForSync(t.Context(), inf))

@@ -265,7 +265,7 @@ func (s *storyHandler) OnDelete(d informer.Deletion[string, *item]) {
 	delete(s.last, d.Key)
 }
 
-func TestInformerRemoveBlocksUntilTheHandlerHasExited(t *testing.T) {
+func TestInformerRemoveReturnsAtOnceAndDoneWaitsForTheHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newSource(t)
 		put(t, src, "a", "g", 1)
@@ -275,21 +275,57 @@ func TestInformerRemoveBlocksUntilTheHandlerHasExited(t *testing.T) {
 		require.NoError(t, err)
 		start(t, inf)
 		synctest.Wait() // the handler is now blocked in OnAdd
-		removed := make(chan struct{})
-		go func() { reg.Remove(); close(removed) }()
+		reg.Remove()    // does not wait for the call in progress
 		synctest.Wait()
 		select {
-		case <-removed:
-			t.Fatal("Remove returned while the handler was still running")
+		case <-reg.Done():
+			t.Fatal("Done closed while the handler was still running")
 		default:
 		}
 		close(h.gate)
-		<-removed
+		<-reg.Done()
 		put(t, src, "b", "g", 1)
 		synctest.Wait()
 		assert.Equal(t, []string{"add* a=1"}, h.got(), "nothing after removal")
 		reg.Remove() // idempotent
 	})
+}
+
+// Remove from inside the handler's own call must not deadlock.
+func TestInformerRemoveFromInsideTheHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newSource(t)
+		inf := newInformer(t, src, nil)
+		var reg *informer.Registration[string, *item]
+		var mu sync.Mutex
+		var got []string
+		ready := make(chan struct{})
+		reg, err := inf.AddHandler(informer.HandlerFuncs[string, *item]{AddFunc: func(it *item, _ bool) {
+			<-ready
+			mu.Lock()
+			got = append(got, it.Name)
+			mu.Unlock()
+			reg.Remove()
+		}}, informer.HandlerOptions{})
+		require.NoError(t, err)
+		close(ready)
+		start(t, inf)
+		require.NoError(t, informer.WaitForSync(t.Context(), inf))
+		put(t, src, "a", "g", 1)
+		put(t, src, "b", "g", 1)
+		<-reg.Done()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []string{"a"}, got, "the first call removed the handler")
+	})
+}
+
+func TestInformerRemoveBeforeRunClosesDone(t *testing.T) {
+	inf := newInformer(t, newSource(t), nil)
+	reg, err := inf.AddHandler(&calls{}, informer.HandlerOptions{})
+	require.NoError(t, err)
+	reg.Remove()
+	<-reg.Done()
 }
 
 func TestInformerPerHandlerResync(t *testing.T) {
@@ -330,7 +366,7 @@ func TestInformerHandlerPanicIsRecovered(t *testing.T) {
 		var mu sync.Mutex
 		var errs []error
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.ErrorHandler = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+			o.ErrorHandler = func(_ context.Context, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 		})
 		var seen []string
 		_, err := inf.AddHandler(informer.HandlerFuncs[string, *item]{AddFunc: func(it *item, _ bool) {
@@ -451,7 +487,7 @@ func TestInformerBadObjectsAreReportedAndDeletesKept(t *testing.T) {
 		var mu sync.Mutex
 		var errs []error
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.ErrorHandler = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+			o.ErrorHandler = func(_ context.Context, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 			o.Transform = func(it *item) (*item, error) {
 				if it.Group == "untransformable" {
 					return nil, errors.New("cannot transform")
@@ -493,7 +529,7 @@ func TestInformerBadObjectsAreReportedAndDeletesKept(t *testing.T) {
 func TestInformerKeepsNewestStorableStateOfABatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newSource(t)
-		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.ErrorHandler = func(error) {} })
+		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.ErrorHandler = func(context.Context, error) {} })
 		h := &calls{}
 		_, err := inf.AddHandler(h, informer.HandlerOptions{})
 		require.NoError(t, err)

@@ -21,18 +21,30 @@ import (
 //     [notification.merge]; keys are delivered in the order they first became
 //     pending. Memory is proportional to the number of distinct keys pending.
 type listener[K comparable, T any] struct {
+	// Set before the listener is published, never written afterwards.
 	handler  Handler[K, T]
 	name     string
 	coalesce bool
 	onPanic  func(name string, err error)
 	resync   time.Duration // zero: never resynced
+	running  bool          // its goroutine was started; guarded by the informer's mu
 
-	// mu guards the queues and stopped.
+	// mu guards the queues, stopped and the current call's bookkeeping.
 	mu      sync.Mutex
 	queue   ringbuf.Ring[notification[K, T]] // every-event mode
 	order   ringbuf.Ring[pendingRef[K]]      // coalescing mode: delivery order
 	pending map[K]*notification[K, T]        // coalescing mode: one per key
-	stopped bool
+	stopped bool                             // nothing is queued or delivered any more
+	// The handler call in progress: started is zero while the goroutine
+	// waits for work; calls counts the notifications taken, so a watchdog
+	// can tell one long call from a series of short ones.
+	started time.Time
+	curKey  K
+	calls   uint64
+	// stuck counts calls that ran longer than the informer's threshold
+	// (reported by the watchdog); stuckCall is the last such call's number.
+	stuck     int64
+	stuckCall uint64
 
 	wake     chan struct{} // cap 1: something was enqueued
 	stop     chan struct{} // closed by close() to stop the goroutine
@@ -47,11 +59,12 @@ type pendingRef[K comparable] struct {
 	marker bool
 }
 
-func newListener[K comparable, T any](h Handler[K, T], name string, coalesce bool, onPanic func(string, error)) *listener[K, T] {
+func newListener[K comparable, T any](h Handler[K, T], name string, coalesce bool, resync time.Duration, onPanic func(string, error)) *listener[K, T] {
 	l := &listener[K, T]{
 		handler:  h,
 		name:     name,
 		coalesce: coalesce,
+		resync:   resync,
 		onPanic:  onPanic,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -129,10 +142,26 @@ func (l *listener[K, T]) backlogLocked() int {
 	return l.queue.Len()
 }
 
-// next pops the next notification, or reports false when the queue is empty.
+// next pops the next notification and records it as the call in progress.
+// It reports false when the queue is empty or the listener is stopped.
 func (l *listener[K, T]) next() (notification[K, T], bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n, ok := l.popLocked()
+	if ok {
+		l.started, l.curKey = time.Now(), n.key
+		l.calls++
+	} else {
+		var zero K
+		l.started, l.curKey = time.Time{}, zero
+	}
+	return n, ok
+}
+
+func (l *listener[K, T]) popLocked() (notification[K, T], bool) {
+	if l.stopped {
+		return notification[K, T]{}, false
+	}
 	if !l.coalesce {
 		return l.queue.Pop()
 	}
@@ -152,10 +181,21 @@ func (l *listener[K, T]) next() (notification[K, T], bool) {
 	}
 }
 
+// call describes the handler call in progress, if any: when it started,
+// its sequence number and the key it is about.
+func (l *listener[K, T]) call() (started time.Time, seq uint64, key K) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started, l.calls, l.curKey
+}
+
 // run delivers notifications until ctx is done or the listener is stopped.
-// Notifications still queued then are dropped.
+// Both are checked before every call, so once either happens the goroutine
+// exits as soon as the call in progress returns; queued notifications are
+// dropped.
 func (l *listener[K, T]) run(ctx context.Context) {
 	defer close(l.done)
+	done := ctx.Done()
 	defer func() {
 		l.mu.Lock()
 		l.stopped = true
@@ -168,7 +208,7 @@ func (l *listener[K, T]) run(ctx context.Context) {
 		n, ok := l.next()
 		if !ok {
 			select {
-			case <-ctx.Done():
+			case <-done:
 				return
 			case <-l.stop:
 				return
@@ -177,7 +217,7 @@ func (l *listener[K, T]) run(ctx context.Context) {
 			}
 		}
 		select {
-		case <-l.stop:
+		case <-done:
 			return
 		default:
 		}

@@ -105,7 +105,7 @@ func startListener(t *testing.T, l *listener[string, string]) (stop func()) {
 func TestListenerEveryEventInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &recorder{}
-		l := newListener[string, string](h, "h", false, nil)
+		l := newListener[string, string](h, "h", false, 0, nil)
 		stop := startListener(t, l)
 		l.enqueue(note(noteAdd, "a", "a1"), notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"},
 			notification[string, string]{kind: noteAdd, key: "b", obj: "b1", initial: true}, note(noteDelete, "a", "a2"), notification[string, string]{kind: noteSynced})
@@ -123,7 +123,7 @@ func TestListenerEveryEventInOrder(t *testing.T) {
 func TestListenerCoalescingStalledHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &recorder{gate: make(chan struct{})}
-		l := newListener[string, string](h, "h", true, nil)
+		l := newListener[string, string](h, "h", true, 0, nil)
 		stop := startListener(t, l)
 		l.enqueue(note(noteAdd, "x", "x0")) // taken by the goroutine, which then stalls in the handler
 		synctest.Wait()
@@ -148,7 +148,7 @@ func TestListenerCoalescingMemoryIsBoundedByKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
 		h := &recorder{gate: gate}
-		l := newListener[string, string](h, "h", true, nil)
+		l := newListener[string, string](h, "h", true, 0, nil)
 		stop := startListener(t, l)
 		keys := make([]string, 100)
 		for i := range keys {
@@ -185,7 +185,7 @@ func TestListenerRecoversPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &recorder{panic: "bad"}
 		var errs []error
-		l := newListener[string, string](h, "h", false, func(name string, err error) { errs = append(errs, err) })
+		l := newListener[string, string](h, "h", false, 0, func(name string, err error) { errs = append(errs, err) })
 		stop := startListener(t, l)
 		l.enqueue(note(noteAdd, "a", "bad"), note(noteAdd, "b", "good"))
 		synctest.Wait()

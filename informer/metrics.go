@@ -13,6 +13,8 @@ const (
 	ErrorClassListWatch ErrorClass = "list_watch" // any other list or watch failure
 	ErrorClassStore     ErrorClass = "store"      // a key, index or transform function refused an object
 	ErrorClassHandler   ErrorClass = "handler"    // a handler panicked
+	// A handler call ran past the stuck threshold (counted once per call).
+	ErrorClassHandlerStuck ErrorClass = "handler_stuck"
 )
 
 // Metrics receives an informer's measurements. Implementations must be safe

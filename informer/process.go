@@ -33,7 +33,7 @@ func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 				return
 			}
-			inf.report(fmt.Errorf("informer %q: process: %w", inf.name, err))
+			inf.report(ErrorClassStore, fmt.Errorf("informer %q: process: %w", inf.name, err))
 		}
 		inf.metrics.QueueDepth(inf.name, inf.fifo.Len())
 	}
@@ -67,8 +67,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 				// the newest earlier state that can (a deletion always
 				// can, so none is ever lost). With none, the key is left
 				// as the cache has it.
-				inf.metrics.Error(inf.name, ErrorClassStore)
-				inf.report(fmt.Errorf("informer %q: cache %v: %w", inf.name, it.Key, err))
+				inf.report(ErrorClassStore, fmt.Errorf("informer %q: cache %v: %w", inf.name, it.Key, err))
 				var ok bool
 				if ds, ok = inf.storablePrefix(&w, ds[:len(ds)-1]); !ok {
 					continue
@@ -123,8 +122,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 
 	// Reports go out after the lock is released: they may run user code.
 	for _, err := range p.refused {
-		inf.metrics.Error(inf.name, ErrorClassStore)
-		inf.report(err)
+		inf.report(ErrorClassStore, err)
 	}
 	for _, b := range p.backlogs {
 		inf.metrics.HandlerBacklog(inf.name, b.name, b.n)
@@ -282,8 +280,7 @@ func (s *transformingStore[K, T]) Replace(objs []T, version string) error {
 		}
 	}
 	for _, err := range errs {
-		s.inf.metrics.Error(s.inf.name, ErrorClassStore)
-		s.inf.report(fmt.Errorf("informer %q: list at version %q: object skipped: %w", s.inf.name, version, err))
+		s.inf.report(ErrorClassStore, fmt.Errorf("informer %q: list at version %q: object skipped: %w", s.inf.name, version, err))
 	}
 	return s.fifo.Replace(out, version)
 }

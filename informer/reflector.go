@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -40,7 +41,12 @@ type ReflectorOptions[T any] struct {
 	Store ReflectorStore[T]
 	// Name identifies the reflector in logs. Zero: "reflector".
 	Name string
-	// Logger receives the reflector's logs. Zero: discard.
+	// Logger receives the reflector's logs. Errors a person must act on (a
+	// list or watch failing for a reason other than an expired version or
+	// a passing outage, an outage that lasts, events the store refuses) are
+	// logged at error level, rate-limited; routine ones (version expired,
+	// a disconnect that recovers) at V(1) and above. Zero: [slog.Default]
+	// through [logr.FromSlogHandler]; pass [logr.Discard]() to silence it.
 	Logger logr.Logger
 	// ResyncPeriod: while watching, Store.Resync is called this often. Zero:
 	// never. Resync never contacts the source.
@@ -70,12 +76,13 @@ type ReflectorOptions[T any] struct {
 	// this long without the end marker is abandoned for a plain list (client-go
 	// waits forever, kubernetes#135895). Zero: 10 s.
 	StreamingListTimeout time.Duration
-	// ErrorHandler is called with every error the reflector survives: a
-	// failed list or watch (before backing off, including the transient and
-	// internal failures it retries from the same version) and a store write
-	// that failed (the event is then skipped). It runs on the reflector's goroutine, so it
-	// must not block. Zero: log at a verbosity matching the error's class.
-	ErrorHandler func(ctx context.Context, err error)
+	// ErrorHandler is told of every error the reflector survives, after it
+	// is counted and logged: a failed list or watch (before backing off,
+	// including the transient and internal failures it retries from the
+	// same version) and a store write that failed (the event is then
+	// skipped). It runs on the reflector's goroutine. Zero: errors are only
+	// logged and counted.
+	ErrorHandler ErrorHandler
 	// Metrics receives the reflector's counts (events, relists, watch
 	// restarts, errors by class), labelled with Name. Zero: [NoopMetrics].
 	Metrics Metrics
@@ -91,9 +98,13 @@ type ReflectorOptions[T any] struct {
 // [ErrVersionTooLarge] the next list (or streaming list) asks for
 // [ReadLatest], once, then returns to normal.
 type Reflector[T any] struct {
-	opts      ReflectorOptions[T]
-	log       logr.Logger
-	onError   func(ctx context.Context, err error)
+	opts    ReflectorOptions[T]
+	log     logr.Logger
+	onError ErrorHandler // nil: none
+	limiter logLimiter
+	// failures counts the list and watch failures since the last list or
+	// watch event that succeeded: an outage that lasts is logged louder.
+	failures  atomic.Int32
 	pageSize  int
 	minWatch  time.Duration
 	maxRetry  time.Duration
@@ -127,6 +138,7 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NoopMetrics{}
 	}
+	opts.Logger = loggerOrDefault(opts.Logger)
 	r := &Reflector[T]{
 		opts:      opts,
 		log:       opts.Logger.WithValues("reflector", opts.Name),
@@ -151,9 +163,6 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 		r.streamTTL = 10 * time.Second
 	}
 	r.onError = opts.ErrorHandler
-	if r.onError == nil {
-		r.onError = r.logError
-	}
 	return r, nil
 }
 
@@ -208,8 +217,8 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			r.opts.Metrics.Error(r.opts.Name, errorClass(err))
-			r.onError(ctx, err)
+			r.failures.Add(1)
+			r.fail(ctx, errorClass(err), err)
 		}
 		if !sleep(ctx, backoff.delay()) {
 			return nil
@@ -281,22 +290,31 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// logError is the default ErrorHandler: the verbosity follows the class.
-func (r *Reflector[T]) logError(_ context.Context, err error) {
+// outageLoud is the number of consecutive failures after which a transient
+// or internal error (normally routine) is logged at error level.
+const outageLoud = 5
+
+// fail counts err under class, logs it at a level that follows the class
+// and the current run of failures, and hands it to the ErrorHandler.
+func (r *Reflector[T]) fail(ctx context.Context, class ErrorClass, err error) {
+	r.opts.Metrics.Error(r.opts.Name, class)
+	var short *VeryShortWatchError
+	failures := int(r.failures.Load())
 	switch {
-	case errors.Is(err, ErrExpired):
-		r.log.V(4).Info("watch closed: version expired", "err", err)
-	case errors.Is(err, ErrTransient), errors.Is(err, ErrInternal):
-		r.log.V(2).Info("source unavailable, will retry", "err", err)
+	case errors.Is(err, ErrExpired), errors.Is(err, ErrVersionTooLarge):
+		r.log.V(2).Info("version unavailable, relisting", "err", err)
+	case (errors.Is(err, ErrTransient) || errors.Is(err, ErrInternal) || errors.As(err, &short)) && failures < outageLoud:
+		r.log.V(1).Info("source unavailable, will retry", "err", err, "failures", failures)
 	default:
-		var short *VeryShortWatchError
-		if errors.As(err, &short) {
-			r.log.V(1).Info("very short watch", "err", err)
-			return
-		}
-		r.log.Error(err, "list and watch failed")
+		r.limiter.logError(r.log, string(class), err, "list and watch failing", "class", class, "failures", failures)
+	}
+	if r.onError != nil {
+		r.onError(ctx, err)
 	}
 }
+
+// succeeded ends a run of failures: the source answered.
+func (r *Reflector[T]) succeeded() { r.failures.Store(0) }
 
 // errorClass maps a list or watch error onto its metrics class.
 func errorClass(err error) ErrorClass {

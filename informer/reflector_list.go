@@ -52,6 +52,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	}
 	r.setVersion(res.version)
 	r.opts.Metrics.Relisted(r.opts.Name)
+	r.succeeded()
 	return nil
 }
 
@@ -132,6 +133,7 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 		}
 		r.setVersion(version)
 		r.opts.Metrics.Relisted(r.opts.Name)
+		r.succeeded()
 		return w, nil
 	}
 }

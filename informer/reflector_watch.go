@@ -93,8 +93,8 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 // survived reports an error the watch loop recovers from by itself
 // (re-watching from the same version): a metric, and the ErrorHandler.
 func (r *Reflector[T]) survived(ctx context.Context, err error) {
-	r.opts.Metrics.Error(r.opts.Name, errorClass(err))
-	r.onError(ctx, err)
+	r.failures.Add(1)
+	r.fail(ctx, errorClass(err), err)
 }
 
 // handleWatch applies the events of one stream to the store until it ends.
@@ -112,7 +112,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 		case <-resync:
 			if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
 				if err := r.opts.Store.Resync(); err != nil {
-					r.onError(ctx, fmt.Errorf("%s: resync: %w", r.opts.Name, err))
+					r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: resync: %w", r.opts.Name, err))
 				}
 			}
 		case ev, ok := <-w.Events():
@@ -123,6 +123,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				return errWatchEnded
 			}
 			r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
+			if events == 0 && ev.Type != EventError {
+				r.succeeded()
+			}
 			var err error
 			switch ev.Type {
 			case EventAdded:
@@ -138,12 +141,11 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				}
 				return fmt.Errorf("%s: watch: %w", r.opts.Name, ev.Err)
 			default:
-				r.onError(ctx, fmt.Errorf("%s: watch sent an event of unknown type %d at version %q; skipped", r.opts.Name, ev.Type, ev.Version))
+				r.fail(ctx, ErrorClassListWatch, fmt.Errorf("%s: watch sent an event of unknown type %d at version %q; skipped", r.opts.Name, ev.Type, ev.Version))
 				continue
 			}
 			if err != nil {
-				r.opts.Metrics.Error(r.opts.Name, ErrorClassStore)
-				r.onError(ctx, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
+				r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
 			}
 			events++
 			if ev.Version != "" {

@@ -44,29 +44,39 @@ type Registration[K comparable, T any] struct {
 // of the cache as initial adds (isInInitialList true), then every later
 // change, with no gap and no duplicate. h gets its own goroutine and queue.
 //
-// Possible errors: [ErrClosed] (the informer has stopped).
+// Possible errors: [ErrInvalidOptions] (h is nil, a typed nil, or a
+// [HandlerFuncs] with no function set; or a zero SharedInformer),
+// [ErrClosed] (the informer has stopped).
 func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions) (*Registration[K, T], error) {
+	if inf.indexer == nil {
+		return nil, errZero()
+	}
+	if err := checkHandler(h); err != nil {
+		return nil, fmt.Errorf("informer %q: add handler: %w", inf.name, err)
+	}
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
-	if inf.runCtx != nil && inf.runCtx.Err() != nil {
+	if inf.state == stateStopped || (inf.runCtx != nil && inf.runCtx.Err() != nil) {
 		return nil, fmt.Errorf("informer %q: add handler: %w", inf.name, ErrClosed)
 	}
 	inf.handlerN++
 	if opts.Name == "" {
 		opts.Name = fmt.Sprintf("handler-%d", inf.handlerN)
 	}
-	l := newListener(h, opts.Name, opts.Coalesce, inf.handlerPanicked)
 	period := opts.ResyncPeriod
 	if period == 0 {
 		period = inf.resync
 	}
+	period = max(period, 0)
+	// The listener is complete (its resync period included) before the
+	// resync schedule, read by the reflector's goroutine, publishes it.
+	l := newListener(h, opts.Name, opts.Coalesce, period, inf.handlerPanicked)
 	if period > 0 {
 		inf.resyncMu.Lock()
 		inf.resyncNext[l] = time.Now().Add(period)
 		inf.resyncMu.Unlock()
-		l.resync = period
 	}
-	if inf.started {
+	if inf.state == stateRunning {
 		// The processing loop is paused (we hold mu): what the cache holds
 		// now is exactly what the handler has not been told yet.
 		initial := make([]notification[K, T], 0, inf.indexer.Len()+1)
@@ -84,14 +94,16 @@ func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions
 }
 
 // startListenerLocked starts l's goroutine under the informer's run context.
+// The caller holds inf.mu and the informer is running: Run has not begun
+// waiting for handler goroutines.
 func (inf *SharedInformer[K, T]) startListenerLocked(l *listener[K, T]) {
 	ctx := inf.runCtx
+	l.running = true
 	inf.handlerWG.Go(func() { l.run(ctx) })
 }
 
 func (inf *SharedInformer[K, T]) handlerPanicked(name string, err error) {
-	inf.metrics.Error(inf.name, ErrorClassHandler)
-	inf.report(err)
+	inf.report(ErrorClassHandler, err)
 }
 
 // HasSynced reports whether the handler has processed the informer's
@@ -108,33 +120,56 @@ func (r *Registration[K, T]) HasSynced() bool {
 // Synced returns a channel closed once [Registration.HasSynced] is true.
 func (r *Registration[K, T]) Synced() <-chan struct{} { return r.l.synced }
 
+// notSyncedCause says why the handler has not synced yet, for WaitForSync.
+func (r *Registration[K, T]) notSyncedCause() error {
+	if !r.inf.HasSynced() {
+		return r.inf.notSyncedCause()
+	}
+	started, _, key := r.l.call()
+	if started.IsZero() {
+		return fmt.Errorf("handler %q has not processed its initial list: %d notifications queued", r.l.name, r.l.backlog())
+	}
+	return fmt.Errorf("handler %q has not processed its initial list: %d notifications queued; its current call (key %v) has run for %v",
+		r.l.name, r.l.backlog(), key, time.Since(started).Round(time.Millisecond))
+}
+
 // Backlog returns the number of notifications waiting for the handler (with
 // Coalesce: the number of keys).
 func (r *Registration[K, T]) Backlog() int { return r.l.backlog() }
 
-// Remove unregisters the handler and blocks until its goroutine has exited;
-// notifications still queued for it are dropped. It is idempotent. Do not
-// call it from the handler itself: that would wait for itself.
+// Remove unregisters the handler and returns at once, without waiting:
+// notifications still queued for it are dropped and it receives no new
+// ones; a call in progress runs to its end. [Registration.Done] is closed
+// once the handler's goroutine has exited. Remove is idempotent and safe to
+// call from anywhere, the handler itself included.
 func (r *Registration[K, T]) Remove() {
 	inf := r.inf
 	inf.mu.Lock()
+	found := false
 	for i, l := range inf.listeners {
 		if l == r.l {
 			inf.listeners = append(inf.listeners[:i], inf.listeners[i+1:]...)
+			found = true
 			break
 		}
 	}
-	started := inf.started
+	neverRan := found && !r.l.running
 	inf.mu.Unlock()
 	inf.resyncMu.Lock()
 	delete(inf.resyncNext, r.l)
 	delete(inf.resyncDue, r.l)
 	inf.resyncMu.Unlock()
 	r.l.close()
-	if started {
-		<-r.l.done
+	if neverRan {
+		close(r.l.done) // no goroutine will: the informer can no longer start it
 	}
 }
+
+// Done returns a channel closed once the handler's goroutine has exited:
+// after [Registration.Remove], or after the informer's Run has ended. A
+// handler removed before the informer ran has no goroutine: Done is closed
+// by Remove.
+func (r *Registration[K, T]) Done() <-chan struct{} { return r.l.done }
 
 // reflectorResyncLocked returns the reflector's resync check interval: the
 // shortest resync period among the informer and the handlers registered so

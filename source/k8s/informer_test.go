@@ -40,7 +40,7 @@ func startInformer[T k8s.Object](t *testing.T, src informer.Source[T], ro inform
 		Source:    src,
 		KeyFunc:   k8s.Key[T],
 		Reflector: ro,
-		ErrorHandler: func(err error) {
+		ErrorHandler: func(_ context.Context, err error) {
 			select {
 			case errs <- err:
 			default:

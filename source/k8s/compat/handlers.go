@@ -2,7 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,9 +17,7 @@ import (
 type registration struct {
 	inf     *Informer
 	reg     *informer.Registration[Key, k8s.Object]
-	removed atomic.Bool   // set by RemoveEventHandler: no more calls
-	remove  sync.Once     // starts the engine-side removal once
-	down    chan struct{} // closed once the handler's goroutine has exited
+	removed atomic.Bool // set by RemoveEventHandler: no more calls
 }
 
 // HasSynced reports whether the informer has synced and the handler has
@@ -33,8 +30,10 @@ func (r *registration) HasSyncedChecker() cache.DoneChecker {
 	return doneChecker{name: r.inf.name + " handler", ch: r.reg.Synced()}
 }
 
-// ShutdownChan is closed once the handler will never be called again.
-func (r *registration) ShutdownChan() <-chan struct{} { return r.down }
+// ShutdownChan is closed once the handler will never be called again: its
+// goroutine has exited, after RemoveEventHandler or once the informer has
+// stopped.
+func (r *registration) ShutdownChan() <-chan struct{} { return r.reg.Done() }
 
 // adapter turns the engine's typed callbacks into client-go's.
 type adapter struct {
@@ -109,7 +108,7 @@ func (inf *Informer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, op
 			ho.ResyncPeriod = -1 // never
 		}
 	}
-	r := &registration{inf: inf, down: make(chan struct{})}
+	r := &registration{inf: inf}
 	reg, err := inf.eng.AddHandler(adapter{h: h, reg: r}, ho)
 	if err != nil {
 		return nil, fmt.Errorf("compat: %w", err)
@@ -131,26 +130,6 @@ func (inf *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistr
 		return fmt.Errorf("compat: handle %v was not added to this informer", handle)
 	}
 	r.removed.Store(true)
-	r.remove.Do(func() {
-		inf.mu.Lock()
-		running := inf.started && !inf.stopped
-		if running {
-			inf.removing.Add(1) // RunWithContext waits for it
-		}
-		inf.mu.Unlock()
-		if !running {
-			// Never started, or stopped: no goroutine to wait for.
-			r.reg.Remove()
-			close(r.down)
-			return
-		}
-		// Remove waits for the handler's goroutine, which may be the
-		// caller: do it on another goroutine.
-		go func() {
-			defer inf.removing.Done()
-			r.reg.Remove()
-			close(r.down)
-		}()
-	})
+	r.reg.Remove() // does not wait, so the handler itself may call it
 	return nil
 }

@@ -64,7 +64,6 @@ type Informer struct {
 	transform   cache.TransformFunc
 	watchErr    cache.WatchErrorHandlerWithContext
 	indexers    cache.Indexers
-	removing    sync.WaitGroup // handler removals in progress
 	defaultSync time.Duration
 }
 
@@ -161,7 +160,6 @@ func (inf *Informer) RunWithContext(ctx context.Context) {
 		inf.mu.Lock()
 		inf.stopped = true
 		inf.mu.Unlock()
-		inf.removing.Wait()
 	}()
 	_ = inf.eng.Run(ctx)
 }
@@ -294,7 +292,7 @@ func (inf *Informer) applyTransform(obj k8s.Object) (k8s.Object, error) {
 
 // onError is the engine's ErrorHandler: list and watch failures go to the
 // watch error handler, if set (the engine has already logged them).
-func (inf *Informer) onError(err error) {
+func (inf *Informer) onError(ctx context.Context, err error) {
 	for _, own := range []error{informer.ErrHandlerPanic, informer.ErrTransform, informer.ErrKeyFunc, informer.ErrIndexFunc} {
 		if errors.Is(err, own) {
 			return
@@ -304,7 +302,7 @@ func (inf *Informer) onError(err error) {
 	fn := inf.watchErr
 	inf.mu.Unlock()
 	if fn != nil {
-		fn(context.Background(), nil, err)
+		fn(ctx, nil, err)
 	}
 }
 

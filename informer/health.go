@@ -1,0 +1,183 @@
+package informer
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Health is a snapshot of what an informer is doing: what a readiness probe
+// or a debug page reads. Times are zero for what has not happened yet.
+type Health struct {
+	// Name is the informer's name.
+	Name string
+	// Running is true between Run's start and the end of its context.
+	Running bool
+	// Synced is [SharedInformer.HasSynced].
+	Synced bool
+	// AppliedVersion is the newest version the cache has applied, and
+	// AppliedAt when it did.
+	AppliedVersion string
+	AppliedAt      time.Time
+	// LastListAt is when the last complete list (or streaming list) was
+	// received from the source.
+	LastListAt time.Time
+	// LastEventAt is when the last watch event (bookmarks included) was
+	// received from the source.
+	LastEventAt time.Time
+	// LastError is the last error the informer survived, LastErrorAt when.
+	LastError   error
+	LastErrorAt time.Time
+	// QueueDepth is the number of keys waiting in the informer's queue.
+	QueueDepth int
+	// Objects is the number of objects in the cache.
+	Objects int
+	// Handlers describes each registered handler, in registration order.
+	Handlers []HandlerHealth
+}
+
+// HandlerHealth describes one handler registration in [Health].
+type HandlerHealth struct {
+	// Name is the handler's name.
+	Name string
+	// Coalesce is [HandlerOptions.Coalesce].
+	Coalesce bool
+	// Synced is [Registration.HasSynced].
+	Synced bool
+	// Backlog is [Registration.Backlog].
+	Backlog int
+	// Running is how long the call in progress has been running; zero
+	// when the handler is waiting for work.
+	Running time.Duration
+	// RunningKey is the key of the call in progress, formatted with %v.
+	RunningKey string
+	// StuckCalls counts calls that ran past the informer's
+	// StuckHandlerThreshold since the handler was added.
+	StuckCalls int64
+}
+
+// LongestCall returns the handler whose call in progress has run longest,
+// and false if no handler is in a call.
+func (h Health) LongestCall() (HandlerHealth, bool) {
+	var best HandlerHealth
+	for _, hh := range h.Handlers {
+		if hh.Running > best.Running {
+			best = hh
+		}
+	}
+	return best, best.Running > 0
+}
+
+// Health returns a snapshot of the informer's state. It takes a few short
+// locks and never waits for a handler or the source. Safe for concurrent
+// use; a zero SharedInformer returns a Health with only Name empty fields.
+func (inf *SharedInformer[K, T]) Health() Health {
+	h := Health{Name: inf.name}
+	if inf.indexer == nil {
+		return h
+	}
+	h.Synced = inf.HasSynced()
+	h.AppliedVersion, h.AppliedAt = inf.appliedVersion()
+	h.LastListAt, h.LastEventAt = inf.health.listAt.load(), inf.health.eventAt.load()
+	h.LastError, h.LastErrorAt = inf.health.lastError()
+	h.QueueDepth = inf.fifo.Len()
+	h.Objects = inf.indexer.Len()
+	inf.mu.Lock()
+	h.Running = inf.state == stateRunning
+	ls := append([]*listener[K, T](nil), inf.listeners...)
+	inf.mu.Unlock()
+	now := time.Now()
+	for _, l := range ls {
+		hh := HandlerHealth{Name: l.name, Coalesce: l.coalesce}
+		select {
+		case <-l.synced:
+			hh.Synced = true
+		default:
+		}
+		l.mu.Lock()
+		hh.Backlog = l.backlogLocked()
+		if !l.started.IsZero() {
+			hh.Running = now.Sub(l.started)
+			hh.RunningKey = fmt.Sprint(l.curKey)
+		}
+		hh.StuckCalls = l.stuck
+		l.mu.Unlock()
+		h.Handlers = append(h.Handlers, hh)
+	}
+	return h
+}
+
+// notSyncedCause says why the informer has not synced yet, for WaitForSync.
+func (inf *SharedInformer[K, T]) notSyncedCause() error {
+	h := inf.Health()
+	switch {
+	case inf.indexer == nil:
+		return errZero()
+	case h.Synced:
+		return fmt.Errorf("informer %q has synced", inf.name)
+	case !h.Running:
+		return fmt.Errorf("informer %q is not running: call Run", inf.name)
+	case h.LastError != nil && h.LastErrorAt.After(h.LastListAt):
+		return fmt.Errorf("informer %q has not synced; last error %v ago: %w",
+			inf.name, time.Since(h.LastErrorAt).Round(time.Millisecond), h.LastError)
+	case h.LastListAt.IsZero():
+		return fmt.Errorf("informer %q has not synced: waiting for the source's first list (no error reported)", inf.name)
+	default:
+		return fmt.Errorf("informer %q has not synced: applying the first list (%d keys queued)", inf.name, h.QueueDepth)
+	}
+}
+
+// healthRecord keeps the times and the last error behind [Health]. The
+// times are atomics because the reflector sets one per event.
+type healthRecord struct {
+	listAt, eventAt atomicTime
+
+	mu    sync.Mutex // guards err and errAt
+	err   error
+	errAt time.Time
+}
+
+func (r *healthRecord) setError(err error) {
+	r.mu.Lock()
+	r.err, r.errAt = err, time.Now()
+	r.mu.Unlock()
+}
+
+func (r *healthRecord) lastError() (error, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err, r.errAt
+}
+
+// atomicTime is a time.Time (wall clock, nanoseconds) set and read
+// atomically. The zero value is the zero time.
+type atomicTime struct{ ns atomic.Int64 }
+
+func (t *atomicTime) store(v time.Time) { t.ns.Store(v.UnixNano()) }
+
+func (t *atomicTime) load() time.Time {
+	ns := t.ns.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// healthMetrics is the Metrics the informer gives its reflector: it notes
+// the time of every list and event for [Health], then forwards to the
+// user's Metrics.
+type healthMetrics struct {
+	Metrics
+	h *healthRecord
+}
+
+func (m healthMetrics) EventReceived(informer string, t EventType) {
+	m.h.eventAt.store(time.Now())
+	m.Metrics.EventReceived(informer, t)
+}
+
+func (m healthMetrics) Relisted(informer string) {
+	m.h.listAt.store(time.Now())
+	m.Metrics.Relisted(informer)
+}

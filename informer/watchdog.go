@@ -1,0 +1,43 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// watchHandlers reports handler calls that run longer than the informer's
+// StuckHandlerThreshold, once per call, until ctx is done. It looks every
+// quarter of the threshold (at most every 5 s), so a call is reported
+// between 1× and 1.25× the threshold after it started.
+func (inf *SharedInformer[K, T]) watchHandlers(ctx context.Context) {
+	every := min(inf.stuckAt/4, 5*time.Second)
+	t := time.NewTicker(max(every, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		inf.mu.Lock()
+		ls := append([]*listener[K, T](nil), inf.listeners...)
+		inf.mu.Unlock()
+		now := time.Now()
+		for _, l := range ls {
+			l.mu.Lock()
+			running := now.Sub(l.started)
+			stuck := !l.started.IsZero() && running >= inf.stuckAt && l.stuckCall != l.calls
+			key := l.curKey
+			if stuck {
+				l.stuckCall = l.calls
+				l.stuck++
+			}
+			l.mu.Unlock()
+			if stuck {
+				inf.report(ErrorClassHandlerStuck, fmt.Errorf("informer %q: handler %q has been running for %v on key %v (threshold %v): %w",
+					inf.name, l.name, running.Round(time.Millisecond), key, inf.stuckAt, ErrHandlerStuck))
+			}
+		}
+	}
+}

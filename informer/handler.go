@@ -31,8 +31,9 @@ type Deletion[K comparable, T any] struct {
 }
 
 // HandlerFuncs adapts functions to a [Handler]; nil functions are skipped,
-// so a partial handler sets only what it needs. The zero value is a valid
-// handler that ignores everything.
+// so a partial handler sets only what it needs. At least one must be set:
+// [SharedInformer.AddHandler] refuses a HandlerFuncs with none (it would
+// receive everything and do nothing, which is always a mistake).
 type HandlerFuncs[K comparable, T any] struct {
 	AddFunc    func(obj T, isInInitialList bool)
 	UpdateFunc func(old, new T)

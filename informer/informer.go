@@ -81,6 +81,7 @@ type SharedInformer[K comparable, T any] struct {
 	fifo     *DeltaFIFO[K, T]
 	refl     *Reflector[T]
 	reflOpts ReflectorOptions[T]
+	versions *versionTracker // the versions the cache has applied; see WaitForVersion
 
 	// mu orders cache commits against handler registration: the processing
 	// loop holds it while it commits a batch and queues its notifications;
@@ -143,6 +144,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		batch:      opts.BatchSize,
 		indexer:    indexer,
 		fifo:       fifo,
+		versions:   newVersionTracker(opts.Name, opts.Source, fifo.sequences),
 		syncedCh:   make(chan struct{}),
 		resyncDue:  make(map[*listener[K, T]]bool),
 		resyncNext: make(map[*listener[K, T]]time.Time),
@@ -208,6 +210,7 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		}
 	})
 	<-ctx.Done()
+	inf.versions.stop() // WaitForVersion callers get ErrClosed
 	inf.fifo.Close()
 	return nil
 }

@@ -230,7 +230,8 @@ func (inf *SharedInformer[K, T]) HasSynced() bool {
 func (inf *SharedInformer[K, T]) Synced() <-chan struct{} { return inf.syncedCh }
 
 // LastSyncVersion returns the version of the last list or event the
-// informer received, "" before it has run.
+// informer received, "" before it has run. The cache may not have applied it
+// yet: to wait until it has, use [SharedInformer.WaitForVersion].
 func (inf *SharedInformer[K, T]) LastSyncVersion() string {
 	inf.mu.Lock()
 	refl := inf.refl

@@ -21,9 +21,10 @@ import (
 // queues its notifications) inside PopBatch; when PopBatch returns, the
 // FIFO's finished sequence number has moved past the batch, and every
 // recorded version whose tail it has reached is applied. The tracker reads
-// both sequence numbers under its own lock, at record time (nothing may be
-// in flight: the version is applied at once) and after each batch, so a
-// batch finishing between the two cannot strand a version.
+// both sequence numbers under its own lock, at record time (a version whose
+// changes are all processed already, or that changed nothing queued, is
+// applied at once) and after each batch, so a batch finishing between a
+// record and the processing loop's next advance cannot strand a version.
 
 // rememberedVersions is how many received versions an informer whose source
 // has no [VersionComparer] remembers, so that a wait for a version received
@@ -180,14 +181,16 @@ func (inf *SharedInformer[K, T]) appliedVersion() (version string, at time.Time)
 // the informer received from a list, a watch event or a bookmark. With
 // equality only, a version the informer never receives as such (the source
 // skipped or merged it, or a relist jumped past it) never matches, and
-// neither does one received more than 1024 versions before the call; the
-// wait then ends with ctx.
+// neither does one older than the last 1024 versions received when the call
+// is made; the wait then ends with ctx.
 //
 // The versions the informer has received are not necessarily applied yet:
 // [SharedInformer.LastSyncVersion] is the reflector's, ahead of the cache.
 //
-// WaitForVersion waits on channels; it does not poll. It may be called
-// before Run (it then waits for Run to apply the version), by any number of
+// WaitForVersion waits on channels; it does not poll. With a
+// VersionComparer, every waiting call wakes and compares versions each time
+// a processed batch changes the cache's version. It may be called before
+// Run (it then waits for Run to apply the version), by any number of
 // goroutines at once, and from handlers (a handler waiting for a version
 // not applied yet delays its own later notifications, not the cache).
 //

@@ -72,3 +72,9 @@ var ErrHandlerStuck = errors.New("informer: handler call stuck")
 // ErrHandlerPanic wraps the value of a panic recovered from a handler. The
 // handler's goroutine goes on with its next notification.
 var ErrHandlerPanic = errors.New("informer: handler panicked")
+
+// ErrInvalidVersion is wrapped when a version is malformed: not a version
+// the source could have produced (for example "" or, for a source whose
+// versions are integers, "abc"). See [VersionComparer] and
+// [SharedInformer.WaitForVersion].
+var ErrInvalidVersion = errors.New("informer: invalid version")

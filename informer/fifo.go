@@ -59,6 +59,10 @@ type DeltaFIFO[K comparable, T any] struct {
 	items map[K]uint64
 	peak  int    // largest len(items) since items was last made
 	gen   uint32 // incremented by each Replace; see slot.gen
+	// finished: every entry with a sequence number below it has been popped
+	// and the process function it was handed to has returned (set by
+	// finish; see sequences).
+	finished uint64
 
 	populated   bool   // a first Add/Update/Delete/Replace happened
 	initialLeft int    // items of the first Replace not yet processed
@@ -450,6 +454,23 @@ func (f *DeltaFIFO[K, T]) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.order.len()
+}
+
+// sequences returns the sequence number the next queued entry will get
+// (tail) and the one below which every entry has been popped and processed
+// (finished). Each change a write makes lands in an entry numbered below the
+// tail read after the write: the entry the key already had, or a new one.
+// So once finished reaches that tail, every process function that was
+// handed the change has returned.
+//
+// A requeue (ErrRequeue, or a panicking process function) may put deltas
+// back under a later sequence number while finished counts their old one as
+// processed: a consumer relying on sequences must not requeue (the
+// informer's processing loop never does).
+func (f *DeltaFIFO[K, T]) sequences() (tail, finished uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.order.tail, f.finished
 }
 
 // LastVersion returns the version given to the last successful Replace, or

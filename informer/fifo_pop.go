@@ -183,6 +183,7 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) {
 	}
 	f.inflightOK = false
 	f.popping = false
+	f.finished = f.order.head // take popped everything below head
 	f.signalLocked()
 	f.mu.Unlock()
 }

@@ -99,6 +99,7 @@ type SharedInformer[K comparable, T any] struct {
 	refl     *Reflector[T]
 	reflOpts ReflectorOptions[T]
 	health   healthRecord
+	versions *versionTracker // the versions the cache has applied; see WaitForVersion
 
 	// mu orders cache commits against handler registration: the processing
 	// loop holds it while it commits a batch and queues its notifications;
@@ -184,6 +185,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		batch:      opts.BatchSize,
 		indexer:    indexer,
 		fifo:       fifo,
+		versions:   newVersionTracker(opts.Name, opts.Source, fifo.sequences),
 		syncedCh:   make(chan struct{}),
 		resyncDue:  make(map[*listener[K, T]]bool),
 		resyncNext: make(map[*listener[K, T]]time.Time),
@@ -274,6 +276,7 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		l.close()
 	}
 	inf.mu.Unlock()
+	inf.versions.stop() // WaitForVersion callers get ErrClosed
 	inf.fifo.Close()
 	wg.Wait()
 	inf.handlerWG.Wait()
@@ -295,7 +298,8 @@ func (inf *SharedInformer[K, T]) HasSynced() bool {
 func (inf *SharedInformer[K, T]) Synced() <-chan struct{} { return inf.syncedCh }
 
 // LastSyncVersion returns the version of the last list or event the
-// informer received, "" before it has run.
+// informer received, "" before it has run. The cache may not have applied it
+// yet: to wait until it has, use [SharedInformer.WaitForVersion].
 func (inf *SharedInformer[K, T]) LastSyncVersion() string {
 	inf.mu.Lock()
 	refl := inf.refl

@@ -83,9 +83,7 @@ func TestInformerCoalescingHandlerKeepsHeapBounded(t *testing.T) {
 	for i := range 10 {
 		send(informer.EventDeleted, i, events+i)
 	}
-	for inf.LastSyncVersion() != strconv.Itoa(events+9) || inf.QueueDepth() > 0 {
-		runtime.Gosched()
-	}
+	require.NoError(t, inf.WaitForVersion(t.Context(), strconv.Itoa(events+9)))
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)

@@ -35,6 +35,7 @@ func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 			}
 			inf.report(ErrorClassStore, fmt.Errorf("informer %q: process: %w", inf.name, err))
 		}
+		inf.versions.advance() // the batch is committed: its versions are applied
 		inf.metrics.QueueDepth(inf.name, inf.fifo.Len())
 	}
 }
@@ -202,7 +203,9 @@ func (p *batchProcessor[K, T]) appendNotes(key K, old T, hadOld bool, ds Deltas[
 }
 
 // transformingStore is the informer's [ReflectorStore]: it applies the
-// user's transform (no lock held), then queues into the DeltaFIFO.
+// user's transform (no lock held), then queues into the DeltaFIFO. It is a
+// [VersionRecorder]: the versions the reflector reaches (and those of lists)
+// go to the informer's version tracker, for WaitForVersion.
 type transformingStore[K comparable, T any] struct {
 	fifo      *DeltaFIFO[K, T]
 	transform func(T) (T, error)
@@ -282,7 +285,16 @@ func (s *transformingStore[K, T]) Replace(objs []T, version string) error {
 	for _, err := range errs {
 		s.inf.report(ErrorClassStore, fmt.Errorf("informer %q: list at version %q: object skipped: %w", s.inf.name, version, err))
 	}
-	return s.fifo.Replace(out, version)
+	if err := s.fifo.Replace(out, version); err != nil {
+		return err
+	}
+	s.inf.versions.record(version)
+	return nil
 }
+
+// RecordVersion is called by the reflector after each watch event it
+// applied (or failed to: the cache then goes without that object), bookmarks
+// included.
+func (s *transformingStore[K, T]) RecordVersion(version string) { s.inf.versions.record(version) }
 
 func (s *transformingStore[K, T]) Resync() error { return s.fifo.Resync() }

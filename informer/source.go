@@ -12,6 +12,15 @@ import (
 // versions, 410 Gone, bookmarks, continue tokens, watch-list) and etcd
 // (revisions, compaction, progress notifications, key-range pagination).
 //
+// Versions. A version names a state of the whole collection. To the informer
+// versions are opaque strings: it hands them back to the source and compares
+// them for equality, nothing more. The versions of one watch stream never go
+// backwards. A source whose versions are totally ordered (etcd revisions, the
+// memory source's revisions, Kubernetes resourceVersions in practice) says so
+// by also implementing [VersionComparer]; [SharedInformer.WaitForVersion] then
+// waits for "this version or a later one". Without it, the informer can only
+// match a version exactly.
+//
 // Errors. A source maps its native failures onto the sentinels in errors.go,
 // wrapped with %w so the reflector can act on them with [errors.Is]:
 //
@@ -182,4 +191,23 @@ type Source[T any] interface {
 	// Watch opens a stream of changes. ctx bounds the whole stream: when it
 	// is done, the stream ends and its channel is closed.
 	Watch(ctx context.Context, opts WatchOptions) (Watcher[T], error)
+}
+
+// VersionComparer is implemented by a [Source] whose versions are totally
+// ordered, such as etcd revisions. It is optional: an informer detects it on
+// its source with a type assertion, and without it treats versions as opaque
+// and compares them for equality only (see [SharedInformer.WaitForVersion]).
+//
+// The order must agree with the source's history: if the source reports
+// version b after version a (in one watch stream, or a list read after a
+// write that returned a), then CompareVersions(a, b) <= 0.
+type VersionComparer interface {
+	// CompareVersions returns -1 if version a is older than b, 0 if they
+	// name the same state and +1 if a is newer. It must be a pure function,
+	// safe for concurrent use: it is called without locks held, on the
+	// goroutines of the callers of WaitForVersion.
+	//
+	// Possible errors: an error wrapping [ErrInvalidVersion] if a or b is not
+	// a version of the source (so CompareVersions(v, v) validates v).
+	CompareVersions(a, b string) (int, error)
 }

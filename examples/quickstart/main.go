@@ -154,13 +154,12 @@ func run(duration time.Duration, quiet bool) error {
 		}
 	}
 
-	// 5. Let the informer catch up with the last write, then compare.
-	want := src.Version()
-	for deadline := time.Now().Add(10 * time.Second); inf.LastSyncVersion() != want || inf.QueueDepth() > 0; {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("informer did not reach version %s (at %s)", want, inf.LastSyncVersion())
-		}
-		time.Sleep(10 * time.Millisecond)
+	// 5. Wait for the cache to apply the source's current version (every
+	//    write so far), then compare.
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := inf.WaitForVersion(wctx, src.Version()); err != nil {
+		return err
 	}
 	mismatch := compare(src, inf.Lister())
 	elapsed := time.Since(start)

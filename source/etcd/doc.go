@@ -11,7 +11,9 @@
 //
 // An object's version is its mod revision; the collection's version (of a
 // list page, of a watch event) is an etcd store revision, as a decimal
-// string. Lists map [informer.ReadMode] onto etcd reads:
+// string; [Source.CompareVersions] orders them as integers, so
+// [informer.SharedInformer.WaitForVersion] can wait for a write's revision.
+// Lists map [informer.ReadMode] onto etcd reads:
 //
 //   - ReadLatest: a linearizable read (quorum), the current revision.
 //   - ReadAny: a serializable read, served by the member the client talks to,

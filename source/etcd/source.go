@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,10 @@ type Source[T any] struct {
 	watches map[uint64]metadata.MD
 }
 
-var _ informer.Source[*Object[int]] = (*Source[int])(nil)
+var (
+	_ informer.Source[*Object[int]] = (*Source[int])(nil)
+	_ informer.VersionComparer      = (*Source[int])(nil)
+)
 
 // New validates opts and returns a source. It does not contact etcd.
 //
@@ -172,6 +176,29 @@ func parseRev(v string) (int64, error) {
 		return 0, fmt.Errorf("etcd source: bad version %q: %w", v, informer.ErrInvalidOptions)
 	}
 	return rev, nil
+}
+
+// CompareVersions orders two versions of the source: -1 if revision a is
+// older than b, 0 if equal, +1 if newer ("9" < "10"). It implements
+// [informer.VersionComparer], which lets
+// [informer.SharedInformer.WaitForVersion] wait for "this revision or
+// later". The revision of a write under the prefix (its response header's
+// Revision) is reached when the write's event is applied; any other
+// revision, once a later event or a bookmark is (see
+// [Source.RequestProgress]).
+//
+// Possible errors: [informer.ErrInvalidVersion] when a or b is not a
+// non-negative decimal integer.
+func (s *Source[T]) CompareVersions(a, b string) (int, error) {
+	x, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || x < 0 {
+		return 0, fmt.Errorf("etcd source: version %q is not a revision: %w", a, informer.ErrInvalidVersion)
+	}
+	y, err := strconv.ParseInt(b, 10, 64)
+	if err != nil || y < 0 {
+		return 0, fmt.Errorf("etcd source: version %q is not a revision: %w", b, informer.ErrInvalidVersion)
+	}
+	return cmp.Compare(x, y), nil
 }
 
 // addWatch registers an open watch's stream metadata; the returned function

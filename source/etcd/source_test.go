@@ -358,3 +358,28 @@ func TestIdleWatchStaysAlive(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareVersions(t *testing.T) {
+	src, err := etcd.New(etcd.Options[obj]{Client: client(t), Prefix: "/cmp/"})
+	require.NoError(t, err)
+	var c informer.VersionComparer = src
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"1", "2", -1},
+		{"2", "1", +1},
+		{"7", "7", 0},
+		{"9", "10", -1}, // as integers, not strings
+		{"0", "1", -1},
+	}
+	for _, tt := range tests {
+		got, err := c.CompareVersions(tt.a, tt.b)
+		require.NoError(t, err, "%q vs %q", tt.a, tt.b)
+		assert.Equal(t, tt.want, got, "%q vs %q", tt.a, tt.b)
+	}
+	for _, bad := range [][2]string{{"", "1"}, {"1", "x"}, {"-1", "1"}, {"1", "99999999999999999999"}} {
+		_, err := c.CompareVersions(bad[0], bad[1])
+		require.ErrorIs(t, err, informer.ErrInvalidVersion, "%q vs %q", bad[0], bad[1])
+	}
+}

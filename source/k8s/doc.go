@@ -25,6 +25,10 @@
 // (consistent), ReadAny is "0" (the watch cache, any age), ReadNotOlderThan
 // and ReadExact pass the version with match NotOlderThan or Exact. Limit and
 // Continue are passed through. Watches ask for bookmarks.
+// [Source.CompareVersions] orders resourceVersions as integers (the API
+// calls them opaque; see there), so
+// [informer.SharedInformer.WaitForVersion] can wait for the resourceVersion
+// a write returned.
 //
 // # Errors
 //

@@ -5,7 +5,8 @@
 // A [Store] behaves like a tiny etcd. Every write (a [Store.Put] or a
 // [Store.Delete] of an existing key) increments the store revision, a strictly
 // increasing int64 starting at 1 for the empty store; versions are that
-// revision formatted in decimal. The store keeps the last HistorySize changes,
+// revision formatted in decimal, and compare as integers
+// ([Store.CompareVersions], an [informer.VersionComparer]). The store keeps the last HistorySize changes,
 // which serve watches that resume from an older version and lists at an exact
 // older version; anything older has been compacted and yields
 // [informer.ErrExpired].

@@ -1,0 +1,332 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ginformer/ginformer/internal/ringbuf"
+)
+
+// Waiting for a write: which versions has the cache applied?
+//
+// The reflector's writes go through transformingStore into the DeltaFIFO.
+// After each one it records the version the source had reached (a list's, a
+// watch event's, a bookmark's) with the FIFO's tail sequence number at that
+// moment: every change up to that version is then in an entry numbered below
+// that tail. The processing loop commits each batch to the Indexer (and
+// queues its notifications) inside PopBatch; when PopBatch returns, the
+// FIFO's finished sequence number has moved past the batch, and every
+// recorded version whose tail it has reached is applied. The tracker reads
+// both sequence numbers under its own lock, at record time (a version whose
+// changes are all processed already, or that changed nothing queued, is
+// applied at once) and after each batch, so a batch finishing between a
+// record and the processing loop's next advance cannot strand a version.
+
+// rememberedVersions is how many received versions an informer whose source
+// has no [VersionComparer] remembers, so that a wait for a version received
+// before the call (or still in the queue) can still match it exactly.
+const rememberedVersions = 1024
+
+// versionMark is one received version.
+type versionMark struct {
+	seq     uint64 // the FIFO's tail when the version was received
+	ordinal uint64 // receipt number: 1 for the first version received
+	version string
+}
+
+// versionTracker follows the versions the informer's cache has applied and
+// wakes the callers of WaitForVersion. Its zero value is not usable: see
+// newVersionTracker.
+type versionTracker struct {
+	name    string
+	cmp     VersionComparer                // nil: versions compare by equality only
+	seqs    func() (tail, finished uint64) // the FIFO's sequence numbers
+	stopped chan struct{}                  // closed by stop
+	stop    func()                         // closes stopped, once
+
+	// mu guards the fields below. It is taken before the FIFO's lock (seqs
+	// is called under it), never the other way round; no user code runs
+	// under it.
+	mu        sync.Mutex
+	pending   ringbuf.Ring[versionMark] // received, not applied yet; one per seq
+	received  uint64                    // ordinal of the last version received
+	applied   versionMark               // the last version applied; zero before the first
+	appliedAt time.Time
+	// advanced (with a VersionComparer) is made by a waiter that needs it
+	// and closed, then reset to nil, whenever applied changes.
+	advanced chan struct{}
+	// Without a VersionComparer: the last rememberedVersions versions
+	// received (oldest first), each version's latest ordinal among them, and
+	// the waiters, one shared entry per awaited version.
+	recent   ringbuf.Ring[versionMark]
+	ordinals map[string]uint64
+	waiters  map[string]*versionWaiter
+}
+
+// versionWaiter is shared by the callers waiting for one version (without a
+// VersionComparer).
+type versionWaiter struct {
+	ordinal uint64        // the receipt to wait for; 0 until the version is received
+	done    chan struct{} // closed once that receipt is applied
+	refs    int           // callers waiting
+}
+
+func newVersionTracker(name string, src any, seqs func() (tail, finished uint64)) *versionTracker {
+	t := &versionTracker{name: name, seqs: seqs, stopped: make(chan struct{})}
+	t.stop = sync.OnceFunc(func() { close(t.stopped) })
+	t.cmp, _ = src.(VersionComparer)
+	if t.cmp == nil {
+		t.ordinals = make(map[string]uint64)
+		t.waiters = make(map[string]*versionWaiter)
+	}
+	return t
+}
+
+// record notes that every change up to version has been queued. "" is not
+// a version and is ignored.
+func (t *versionTracker) record(version string) {
+	if version == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tail, finished := t.seqs()
+	t.received++
+	m := versionMark{seq: tail, ordinal: t.received, version: version}
+	if t.cmp == nil {
+		t.rememberLocked(m)
+	}
+	if n := t.pending.Len(); n > 0 && t.pending.Ptr(n-1).seq == tail {
+		// Nothing was queued since the previous version: once applied,
+		// both are; the newer one stands for both.
+		*t.pending.Ptr(n - 1) = m
+	} else {
+		t.pending.Push(m)
+	}
+	t.advanceLocked(finished)
+}
+
+// rememberLocked adds m to the recently received versions and gives waiters
+// for its version their receipt to wait for.
+func (t *versionTracker) rememberLocked(m versionMark) {
+	if t.recent.Len() == rememberedVersions {
+		old, _ := t.recent.Pop()
+		if t.ordinals[old.version] == old.ordinal {
+			delete(t.ordinals, old.version)
+		}
+	}
+	t.recent.Push(m)
+	t.ordinals[m.version] = m.ordinal
+	if w := t.waiters[m.version]; w != nil && w.ordinal == 0 {
+		w.ordinal = m.ordinal
+	}
+}
+
+// advance applies the versions whose changes the processing loop has
+// finished. The processing loop calls it after each batch.
+func (t *versionTracker) advance() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, finished := t.seqs()
+	t.advanceLocked(finished)
+}
+
+// advanceLocked applies every pending version whose changes are all below
+// the FIFO's finished sequence number, and wakes the waiters it satisfies.
+func (t *versionTracker) advanceLocked(finished uint64) {
+	changed := false
+	for {
+		m, ok := t.pending.Peek()
+		if !ok || m.seq > finished {
+			break
+		}
+		t.pending.Pop()
+		t.applied, changed = m, true
+	}
+	if !changed {
+		return
+	}
+	t.appliedAt = time.Now()
+	if t.advanced != nil {
+		close(t.advanced)
+		t.advanced = nil
+	}
+	for v, w := range t.waiters {
+		if w.ordinal != 0 && w.ordinal <= t.applied.ordinal {
+			close(w.done)
+			delete(t.waiters, v)
+		}
+	}
+}
+
+// appliedVersion returns the last version the cache has applied and when it
+// was applied; "" and the zero time before the first.
+func (inf *SharedInformer[K, T]) appliedVersion() (version string, at time.Time) {
+	return inf.versions.current()
+}
+
+// WaitForVersion blocks until the informer's cache reflects version, a
+// version of its source (typically returned by a write to the source), or
+// ctx is done: read-your-writes. It returns nil once every change up to and
+// including version is visible through [SharedInformer.Lister] and has been
+// queued to every handler registered then (handlers may not have run yet).
+//
+// If the source implements [VersionComparer], the wait ends once the cache
+// has applied version or any later one. Otherwise versions are opaque and
+// the wait ends once the cache has applied a version equal to version: one
+// the informer received from a list, a watch event or a bookmark. With
+// equality only, a version the informer never receives as such (the source
+// skipped or merged it, or a relist jumped past it) never matches, and
+// neither does one older than the last 1024 versions received when the call
+// is made; the wait then ends with ctx.
+//
+// The versions the informer has received are not necessarily applied yet:
+// [SharedInformer.LastSyncVersion] is the reflector's, ahead of the cache.
+//
+// WaitForVersion waits on channels; it does not poll. With a
+// VersionComparer, every waiting call wakes and compares versions each time
+// a processed batch changes the cache's version. It may be called before
+// Run (it then waits for Run to apply the version), by any number of
+// goroutines at once, and from handlers (a handler waiting for a version
+// not applied yet delays its own later notifications, not the cache).
+//
+// Possible errors:
+//   - [ErrInvalidVersion]: version is "" or, with a VersionComparer, not a
+//     version of the source (checked before waiting);
+//   - [ErrClosed]: the informer stopped (its Run context ended) first;
+//   - ctx.Err(), wrapped in an error naming the awaited version and the
+//     version the cache had reached.
+func (inf *SharedInformer[K, T]) WaitForVersion(ctx context.Context, version string) error {
+	t := inf.versions
+	if version == "" {
+		return fmt.Errorf("informer %q: wait for version \"\": %w", t.name, ErrInvalidVersion)
+	}
+	if t.cmp != nil {
+		return t.waitOrdered(ctx, version)
+	}
+	return t.waitEqual(ctx, version)
+}
+
+// waitOrdered waits for an applied version at least version. Each time the
+// applied version changes, every waiter wakes and compares it with its own,
+// with no lock held (CompareVersions is the source's code).
+func (t *versionTracker) waitOrdered(ctx context.Context, version string) error {
+	if _, err := t.compare(version, version); err != nil {
+		return err
+	}
+	for {
+		t.mu.Lock()
+		applied := t.applied.version
+		if t.advanced == nil {
+			t.advanced = make(chan struct{})
+		}
+		advanced := t.advanced
+		t.mu.Unlock()
+		if applied != "" {
+			c, err := t.compare(applied, version)
+			if err != nil {
+				return err
+			}
+			if c >= 0 {
+				return nil
+			}
+		}
+		select {
+		case <-advanced:
+		case <-t.stopped:
+			// Look once more: a batch may have finished just before.
+			if reached, err := t.reachedOrdered(version); reached || err != nil {
+				return err
+			}
+			return t.waitError(version, ErrClosed)
+		case <-ctx.Done():
+			return t.waitError(version, ctx.Err())
+		}
+	}
+}
+
+// reachedOrdered reports whether the applied version is at least version.
+func (t *versionTracker) reachedOrdered(version string) (bool, error) {
+	t.mu.Lock()
+	applied := t.applied.version
+	t.mu.Unlock()
+	if applied == "" {
+		return false, nil
+	}
+	c, err := t.compare(applied, version)
+	return err == nil && c >= 0, err
+}
+
+// compare calls the source's CompareVersions; its errors always wrap
+// ErrInvalidVersion.
+func (t *versionTracker) compare(a, b string) (int, error) {
+	c, err := t.cmp.CompareVersions(a, b)
+	switch {
+	case err != nil && errors.Is(err, ErrInvalidVersion):
+		return 0, fmt.Errorf("informer %q: compare versions %q and %q: %w", t.name, a, b, err)
+	case err != nil:
+		return 0, fmt.Errorf("informer %q: compare versions %q and %q: %w: %w", t.name, a, b, ErrInvalidVersion, err)
+	}
+	return c, nil
+}
+
+// waitEqual waits for version itself to be applied.
+func (t *versionTracker) waitEqual(ctx context.Context, version string) error {
+	t.mu.Lock()
+	n, received := t.ordinals[version]
+	if received && n <= t.applied.ordinal {
+		t.mu.Unlock()
+		return nil
+	}
+	w := t.waiters[version]
+	if w == nil {
+		w = &versionWaiter{ordinal: n, done: make(chan struct{})}
+		t.waiters[version] = w
+	}
+	w.refs++
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		if w.refs--; w.refs == 0 && t.waiters[version] == w {
+			delete(t.waiters, version)
+		}
+		t.mu.Unlock()
+	}()
+	select {
+	case <-w.done:
+		return nil
+	case <-t.stopped:
+		select {
+		case <-w.done: // applied just before the stop
+			return nil
+		default:
+			return t.waitError(version, ErrClosed)
+		}
+	case <-ctx.Done():
+		return t.waitError(version, ctx.Err())
+	}
+}
+
+// waitError is the error of a wait for version ended by cause.
+func (t *versionTracker) waitError(version string, cause error) error {
+	applied, _ := t.current()
+	reached := "has applied no version yet"
+	if applied != "" {
+		reached = "is at version " + strconv.Quote(applied)
+	}
+	if errors.Is(cause, ErrClosed) {
+		return fmt.Errorf("informer %q: wait for version %q: informer stopped; its cache %s: %w", t.name, version, reached, cause)
+	}
+	return fmt.Errorf("informer %q: wait for version %q: the cache %s: %w", t.name, version, reached, cause)
+}
+
+// current returns the applied version and when it was applied.
+func (t *versionTracker) current() (string, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.applied.version, t.appliedAt
+}

@@ -111,21 +111,31 @@ func (inf *SharedInformer[K, T]) Health() Health {
 // notSyncedCause says why the informer has not synced yet, for WaitForSync.
 func (inf *SharedInformer[K, T]) notSyncedCause() error {
 	h := inf.Health()
+	if h.Synced {
+		return fmt.Errorf("informer %q has synced", inf.name)
+	}
+	if err := inf.stallCause(h); err != nil {
+		return fmt.Errorf("informer %q has not synced: %w", inf.name, err)
+	}
+	if h.LastListAt.IsZero() {
+		return fmt.Errorf("informer %q has not synced: waiting for the source's first list (no error reported)", inf.name)
+	}
+	return fmt.Errorf("informer %q has not synced: applying the first list (%d keys queued)", inf.name, h.QueueDepth)
+}
+
+// stallCause explains a wait that ran out (WaitForSync, WaitForVersion):
+// the informer is not running, or the source's last answer was an error.
+// It returns nil when neither holds.
+func (inf *SharedInformer[K, T]) stallCause(h Health) error {
 	switch {
 	case inf.indexer == nil:
 		return errZero()
-	case h.Synced:
-		return fmt.Errorf("informer %q has synced", inf.name)
 	case !h.Running:
 		return fmt.Errorf("informer %q is not running: call Run", inf.name)
-	case h.LastError != nil && h.LastErrorAt.After(h.LastListAt):
-		return fmt.Errorf("informer %q has not synced; last error %v ago: %w",
-			inf.name, time.Since(h.LastErrorAt).Round(time.Millisecond), h.LastError)
-	case h.LastListAt.IsZero():
-		return fmt.Errorf("informer %q has not synced: waiting for the source's first list (no error reported)", inf.name)
-	default:
-		return fmt.Errorf("informer %q has not synced: applying the first list (%d keys queued)", inf.name, h.QueueDepth)
+	case h.LastError != nil && h.LastErrorAt.After(h.LastListAt) && h.LastErrorAt.After(h.LastEventAt):
+		return fmt.Errorf("last error %v ago: %w", time.Since(h.LastErrorAt).Round(time.Millisecond), h.LastError)
 	}
+	return nil
 }
 
 // healthRecord keeps the times and the last error behind [Health]. The

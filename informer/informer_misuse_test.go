@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -253,6 +254,20 @@ func TestZeroSharedInformerDoesNotPanic(t *testing.T) {
 	_, err := inf.AddHandler(&calls{}, informer.HandlerOptions{})
 	assert.ErrorIs(t, err, informer.ErrInvalidOptions)
 	assert.ErrorIs(t, inf.AddIndexes(byGroup), informer.ErrInvalidOptions)
+	assert.ErrorIs(t, inf.WaitForVersion(t.Context(), "1"), informer.ErrInvalidOptions)
+}
+
+func TestWaitForVersionSaysWhyWhenTheSourceFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inf, err := informer.NewSharedInformer(informer.Options[string, *item]{Source: deniedSource(), KeyFunc: itemKey, Logger: logr.Discard()})
+		require.NoError(t, err)
+		start(t, inf)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		err = inf.WaitForVersion(ctx, "7")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorIs(t, err, errDenied)
+	})
 }
 
 func TestWaitForSyncOfARegistrationSaysWhichHandler(t *testing.T) {

@@ -199,16 +199,29 @@ func (inf *SharedInformer[K, T]) appliedVersion() (version string, at time.Time)
 //     version of the source (checked before waiting);
 //   - [ErrClosed]: the informer stopped (its Run context ended) first;
 //   - ctx.Err(), wrapped in an error naming the awaited version and the
-//     version the cache had reached.
+//     version the cache had reached, and wrapping the source's last error
+//     too when its last answer was an error;
+//   - [ErrInvalidOptions]: a zero SharedInformer.
 func (inf *SharedInformer[K, T]) WaitForVersion(ctx context.Context, version string) error {
+	if inf.indexer == nil {
+		return errZero()
+	}
 	t := inf.versions
 	if version == "" {
 		return fmt.Errorf("informer %q: wait for version \"\": %w", t.name, ErrInvalidVersion)
 	}
+	var err error
 	if t.cmp != nil {
-		return t.waitOrdered(ctx, version)
+		err = t.waitOrdered(ctx, version)
+	} else {
+		err = t.waitEqual(ctx, version)
 	}
-	return t.waitEqual(ctx, version)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		if cause := inf.stallCause(inf.Health()); cause != nil {
+			err = fmt.Errorf("%w; %w", err, cause)
+		}
+	}
+	return err
 }
 
 // waitOrdered waits for an applied version at least version. Each time the

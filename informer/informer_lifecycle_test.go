@@ -197,7 +197,7 @@ func TestInformerListErrorsAreReportedAndRetried(t *testing.T) {
 		var mu sync.Mutex
 		var errs []error
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.Reflector.DisableStreamingList = true
+			o.ListWatch.DisableStreamingList = true
 			o.ErrorHandler = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 		})
 		start(t, inf)

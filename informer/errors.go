@@ -67,3 +67,8 @@ var ErrTransform = errors.New("informer: transform function failed")
 // ErrHandlerPanic wraps the value of a panic recovered from a handler. The
 // handler's goroutine goes on with its next notification.
 var ErrHandlerPanic = errors.New("informer: handler panicked")
+
+// ErrOptionsMismatch is returned by [InformerFor] when the group already has
+// an informer of that name made from other key or object types or other
+// options: see [InformerFor] for when options are the same.
+var ErrOptionsMismatch = errors.New("informer: options differ from the existing informer's")

@@ -236,8 +236,8 @@ func TestGroupSharesAndStopsInformersOneByOne(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, informer.WaitForSync(t.Context(), late))
 
-		assert.True(t, informer.Stop[string, *item](g, "items"))
-		assert.False(t, informer.Stop[string, *item](g, "items"), "already gone")
+		assert.True(t, g.Stop("items"))
+		assert.False(t, g.Stop("items"), "already gone")
 		put(t, src, "b", "g", 1)
 		synctest.Wait()
 		assert.Equal(t, 1, i1.Lister().Len(), "the stopped informer no longer follows the source")

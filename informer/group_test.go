@@ -2,6 +2,7 @@ package informer_test
 
 import (
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -158,4 +159,18 @@ func TestGroupNamesAreUnique(t *testing.T) {
 	_, err = informer.InformerFor(g, informer.Options[int, *item]{Source: &byLen, KeyFunc: intKey})
 	require.NoError(t, err, "a stopped informer's name is free for any types")
 	assert.True(t, g.Stop("informer"))
+}
+
+// TestGroupComparesEveryOption fails when Options gains a field that
+// InformerFor does not know about: add it to optionsDiff (and to
+// TestGroupInformerForComparesOptions), or list it here as not compared.
+func TestGroupComparesEveryOption(t *testing.T) {
+	known := map[string]bool{
+		"Name": true, "Logger": true, // the group's key; not compared
+		"Source": true, "KeyFunc": true, "Indexes": true, "ResyncPeriod": true, "Transform": true,
+		"Metrics": true, "ErrorHandler": true, "BatchSize": true, "ListWatch": true,
+	}
+	for f := range reflect.TypeFor[informer.Options[string, *item]]().Fields() {
+		assert.True(t, known[f.Name], "Options.%s is not compared by InformerFor", f.Name)
+	}
 }

@@ -78,3 +78,8 @@ var ErrHandlerPanic = errors.New("informer: handler panicked")
 // versions are integers, "abc"). See [VersionComparer] and
 // [SharedInformer.WaitForVersion].
 var ErrInvalidVersion = errors.New("informer: invalid version")
+
+// ErrOptionsMismatch is returned by [InformerFor] when the group already has
+// an informer of that name made from other key or object types or other
+// options: see [InformerFor] for when options are the same.
+var ErrOptionsMismatch = errors.New("informer: options differ from the existing informer's")

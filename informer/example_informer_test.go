@@ -83,7 +83,7 @@ func ExampleNewGroup() {
 	go func() { done <- g.Run(ctx) }()
 	_ = g.WaitForSync(ctx)
 	fmt.Println("cached:", a.Lister().Len())
-	fmt.Println("stopped:", informer.Stop[string, *Service](g, "services"))
+	fmt.Println("stopped:", g.Stop("services"))
 
 	cancel()
 	<-done

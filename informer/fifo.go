@@ -3,6 +3,8 @@ package informer
 import (
 	"fmt"
 	"sync"
+
+	"github.com/ginformer/ginformer/internal/safecall"
 )
 
 // DeltaFIFOOptions configures [NewDeltaFIFO].
@@ -158,13 +160,8 @@ func NewDeltaFIFO[K comparable, T any](opts DeltaFIFOOptions[K, T]) (*DeltaFIFO[
 
 // keyOf calls the user key function, turning an error or a panic into an
 // error wrapping ErrKeyFunc. It must be called without f.mu held.
-func (f *DeltaFIFO[K, T]) keyOf(obj T) (key K, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic: %v", ErrKeyFunc, r)
-		}
-	}()
-	key, err = f.keyFunc(obj)
+func (f *DeltaFIFO[K, T]) keyOf(obj T) (K, error) {
+	key, err := safecall.Call(f.keyFunc, obj)
 	if err != nil {
 		return key, fmt.Errorf("%w: %w", ErrKeyFunc, err)
 	}

@@ -4,30 +4,28 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 )
 
 // Group runs several informers in one process: it shares one informer per
-// (name, key type, object type), starts each lazily (at [Group.Run], or at
-// once if the group is running), and can stop a single informer without
-// stopping the rest (which client-go's factory cannot, kubernetes#79610).
+// name, starts each lazily (at [Group.Run], or at once if the group is
+// running), and can stop a single informer without stopping the rest (which
+// client-go's factory cannot, kubernetes#79610).
 //
 // The zero value is not usable: use [NewGroup]. Safe for concurrent use.
 type Group struct {
 	// mu guards every field below.
 	mu      sync.Mutex
-	members map[groupKey]*groupMember
-	ctx     context.Context // the Run context, nil before Run
-	wg      sync.WaitGroup  // one per running informer
-}
-
-type groupKey struct {
-	name string
-	k, t reflect.Type
+	members map[string]*groupMember // by informer name
+	ctx     context.Context         // the Run context, nil before Run
+	wg      sync.WaitGroup          // one per running informer
 }
 
 type groupMember struct {
-	informer any // a *SharedInformer[K, T] of the key's types
+	informer any          // a *SharedInformer[K, T]
+	opts     any          // the Options[K, T] it was made from, for InformerFor to compare
+	k, t     reflect.Type // K and T, for InformerFor's errors
 	run      func(ctx context.Context) error
 	synced   Syncer
 	cancel   context.CancelFunc // set once started
@@ -36,35 +34,65 @@ type groupMember struct {
 
 // NewGroup returns an empty group.
 func NewGroup() *Group {
-	return &Group{members: make(map[groupKey]*groupMember)}
+	return &Group{members: make(map[string]*groupMember)}
 }
 
-// InformerFor returns the group's informer named opts.Name for objects of
-// type T keyed by K, creating it from opts if there is none yet (opts is
-// then ignored: the first caller's options win). A new informer starts at
-// once if the group is running, else when it runs.
+// InformerFor returns the group's informer named opts.Name ("" stands for
+// "informer", the default name), creating it from opts if there is none yet.
+// A new informer starts at once if the group is running, else when it runs.
 //
-// Possible errors: those of [NewSharedInformer]; [ErrClosed] if the group
-// has stopped.
+// Names are unique within a group: a later call for a name must pass the
+// same key and object types and the same options, else it fails instead of
+// handing out an informer configured otherwise. Every field but Logger (the
+// first caller's is used: loggers are routinely derived per caller) is
+// compared, as given, before defaults (a zero BatchSize differs from 1000):
+//
+//   - Funcs (KeyFunc, Transform, ErrorHandler, Index.Func) are the same only
+//     if they are the same func value: the same named function or method
+//     expression, or one closure value shared by both callers. Two
+//     evaluations of a func literal, or two method values (x.M), are
+//     different funcs even if they would behave alike, because Go cannot
+//     tell: keep such a func in a variable and pass that.
+//   - Interfaces (Source, Metrics) are the same if both are nil, or their
+//     dynamic types are identical and the values are equal with == (for a
+//     pointer: the same pointer). A dynamic value that is not comparable (a
+//     [SourceFuncs], which holds funcs) is never the same: pass a pointer to
+//     it (&SourceFuncs{...}) and share that.
+//   - Indexes are the same if they have the same names, each with the same
+//     func, in any order. Other fields compare with ==.
+//
+// Possible errors: those of [NewSharedInformer]; [ErrOptionsMismatch] (the
+// name is taken by an informer of other types or options; the error names
+// the fields that differ); [ErrClosed] if the group has stopped.
 func InformerFor[K comparable, T any](g *Group, opts Options[K, T]) (*SharedInformer[K, T], error) {
 	if opts.Name == "" {
 		opts.Name = "informer"
 	}
-	key := groupKey{opts.Name, reflect.TypeFor[K](), reflect.TypeFor[T]()}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ctx != nil && g.ctx.Err() != nil {
 		return nil, fmt.Errorf("group: informer %q: %w", opts.Name, ErrClosed)
 	}
-	if m, ok := g.members[key]; ok {
+	if m, ok := g.members[opts.Name]; ok {
+		first, ok := m.opts.(Options[K, T])
+		if !ok {
+			return nil, fmt.Errorf("group: informer %q: exists for key type %v and object type %v, not %v and %v: %w",
+				opts.Name, m.k, m.t, reflect.TypeFor[K](), reflect.TypeFor[T](), ErrOptionsMismatch)
+		}
+		if diff := optionsDiff(&first, &opts); diff != "" {
+			return nil, fmt.Errorf("group: informer %q: options differ from the first caller's in %s: %w", opts.Name, diff, ErrOptionsMismatch)
+		}
 		return m.informer.(*SharedInformer[K, T]), nil
 	}
 	inf, err := NewSharedInformer(opts)
 	if err != nil {
 		return nil, err
 	}
-	m := &groupMember{informer: inf, run: inf.Run, synced: inf, done: make(chan struct{})}
-	g.members[key] = m
+	kept := opts
+	kept.Indexes = slices.Clone(opts.Indexes) // the caller may reuse its slice
+	m := &groupMember{informer: inf, opts: kept, k: reflect.TypeFor[K](), t: reflect.TypeFor[T](),
+		run: inf.Run, synced: inf, done: make(chan struct{})}
+	g.members[opts.Name] = m
 	if g.ctx != nil {
 		g.startLocked(m)
 	}
@@ -101,15 +129,17 @@ func (g *Group) startLocked(m *groupMember) {
 	})
 }
 
-// Stop stops the informer named name for objects of type T keyed by K,
+// Stop stops the group's informer named name ("" stands for "informer"),
 // waits until it has exited, and removes it from the group: a later
-// [InformerFor] creates a fresh one. The other informers go on. It reports
-// whether there was such an informer.
-func Stop[K comparable, T any](g *Group, name string) bool {
-	key := groupKey{name, reflect.TypeFor[K](), reflect.TypeFor[T]()}
+// [InformerFor] creates a fresh one, with any types and options. The other
+// informers go on. It reports whether there was such an informer.
+func (g *Group) Stop(name string) bool {
+	if name == "" {
+		name = "informer"
+	}
 	g.mu.Lock()
-	m, ok := g.members[key]
-	delete(g.members, key)
+	m, ok := g.members[name]
+	delete(g.members, name)
 	g.mu.Unlock()
 	if !ok {
 		return false

@@ -57,10 +57,10 @@ type Options[K comparable, T any] struct {
 	// once; each batch is applied to the cache under one lock. Zero: 1000.
 	// A relist is always applied as one batch, whatever its size.
 	BatchSize int
-	// Reflector tunes the list and watch: page size, watch timeouts,
-	// backoff, streaming list. Its Source, Store, Name, Logger, Metrics and
-	// ErrorHandler fields are ignored: the informer sets them.
-	Reflector ReflectorOptions[T]
+	// ListWatch tunes the list and watch: page size, watch timeouts,
+	// backoff, streaming lists. Zero: client-go's behaviour (see
+	// [ListWatchOptions] for each field's default).
+	ListWatch ListWatchOptions
 }
 
 // SharedInformer keeps an indexed cache of a [Source] current and tells any
@@ -148,6 +148,9 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	if opts.ResyncPeriod < 0 || opts.BatchSize < 0 {
 		return nil, fmt.Errorf("informer: negative ResyncPeriod or BatchSize: %w", ErrInvalidOptions)
 	}
+	if err := opts.ListWatch.validate(); err != nil {
+		return nil, fmt.Errorf("informer: ListWatch: %w", err)
+	}
 	if opts.Name == "" {
 		opts.Name = "informer"
 	}
@@ -190,7 +193,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		resyncDue:  make(map[*listener[K, T]]bool),
 		resyncNext: make(map[*listener[K, T]]time.Time),
 	}
-	ro := opts.Reflector
+	ro := ReflectorOptions[T]{ListWatchOptions: opts.ListWatch}
 	ro.Source = opts.Source
 	ro.Store = &transformingStore[K, T]{fifo: fifo, transform: opts.Transform, inf: inf}
 	ro.Name = opts.Name

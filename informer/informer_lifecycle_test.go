@@ -197,7 +197,7 @@ func TestInformerListErrorsAreReportedAndRetried(t *testing.T) {
 		var mu sync.Mutex
 		var errs []error
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.Reflector.DisableStreamingList = true
+			o.ListWatch.DisableStreamingList = true
 			o.ErrorHandler = func(_ context.Context, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 		})
 		start(t, inf)
@@ -236,8 +236,8 @@ func TestGroupSharesAndStopsInformersOneByOne(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, informer.WaitForSync(t.Context(), late))
 
-		assert.True(t, informer.Stop[string, *item](g, "items"))
-		assert.False(t, informer.Stop[string, *item](g, "items"), "already gone")
+		assert.True(t, g.Stop("items"))
+		assert.False(t, g.Stop("items"), "already gone")
 		put(t, src, "b", "g", 1)
 		synctest.Wait()
 		assert.Equal(t, 1, i1.Lister().Len(), "the stopped informer no longer follows the source")

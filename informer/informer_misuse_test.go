@@ -295,7 +295,7 @@ func TestInformerRoutineEventsAreQuietByDefault(t *testing.T) {
 		src := newSource(t)
 		put(t, src, "a", "g", 1)
 		src.FailNextList(fmt.Errorf("list: %w", informer.ErrExpired))
-		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.Reflector.DisableStreamingList = true })
+		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.ListWatch.DisableStreamingList = true })
 		start(t, inf)
 		require.NoError(t, informer.WaitForSync(t.Context(), inf))
 		put(t, src, "b", "g", 1)

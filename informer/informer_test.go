@@ -132,6 +132,10 @@ func TestNewSharedInformerValidates(t *testing.T) {
 	_, err = informer.NewSharedInformer(informer.Options[string, *item]{Source: newSource(t), KeyFunc: itemKey,
 		Indexes: []informer.Index[*item]{byGroup, byGroup}})
 	require.ErrorIs(t, err, informer.ErrIndexExists)
+	// Bad list and watch options fail at construction, not at Run.
+	_, err = informer.NewSharedInformer(informer.Options[string, *item]{Source: newSource(t), KeyFunc: itemKey,
+		ListWatch: informer.ListWatchOptions{StreamingListTimeout: -1}})
+	require.ErrorIs(t, err, informer.ErrInvalidOptions)
 }
 
 func TestInformerInitialListThenEventsInOrder(t *testing.T) {
@@ -424,7 +428,7 @@ func TestInformerRelistIsAtomic(t *testing.T) {
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
 			o.BatchSize = 7
 			o.Metrics = probe
-			o.Reflector.DisableStreamingList = true
+			o.ListWatch.DisableStreamingList = true
 		})
 		probe.lister = inf.Lister
 		h := &calls{}
@@ -461,7 +465,7 @@ func TestInformerRelistTombstonesDeletionsItMissed(t *testing.T) {
 		src := newSource(t)
 		put(t, src, "stays", "g", 1)
 		put(t, src, "goes", "g", 1)
-		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.Reflector.DisableStreamingList = true })
+		inf := newInformer(t, src, func(o *informer.Options[string, *item]) { o.ListWatch.DisableStreamingList = true })
 		h := &calls{}
 		_, err := inf.AddHandler(h, informer.HandlerOptions{})
 		require.NoError(t, err)

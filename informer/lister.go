@@ -7,7 +7,9 @@ import "iter"
 // write into the cache behind the informer's back.
 //
 // Iterators are weakly consistent and never hold a lock while yielding; see
-// [Indexer] for the exact guarantee. Safe for concurrent use.
+// [Indexer] for the exact guarantee. An iterator returned with an error
+// (such as [ErrIndexNotFound]) is never nil: it yields nothing, so ranging
+// over it is safe. Safe for concurrent use.
 type Lister[K comparable, T any] interface {
 	// Get returns the object stored under key.
 	Get(key K) (T, bool)

@@ -40,8 +40,6 @@ type Metrics interface {
 	// ProcessingLatency observes the time from popping a batch off the queue
 	// to having applied it to the store and queued its notifications.
 	ProcessingLatency(informer string, d time.Duration)
-	// SyncedVersion reports the last version the informer has applied.
-	SyncedVersion(informer string, version string)
 }
 
 // NoopMetrics is a [Metrics] that records nothing. Embed it in a partial
@@ -68,8 +66,5 @@ func (NoopMetrics) HandlerBacklog(string, string, int) {}
 
 // ProcessingLatency does nothing.
 func (NoopMetrics) ProcessingLatency(string, time.Duration) {}
-
-// SyncedVersion does nothing.
-func (NoopMetrics) SyncedVersion(string, string) {}
 
 var _ Metrics = NoopMetrics{}

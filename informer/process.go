@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/safecall"
 )
 
 // The processing loop: queue → cache → handlers.
@@ -212,16 +213,11 @@ type transformingStore[K comparable, T any] struct {
 	inf       *SharedInformer[K, T]
 }
 
-func (s *transformingStore[K, T]) apply(obj T) (out T, err error) {
+func (s *transformingStore[K, T]) apply(obj T) (T, error) {
 	if s.transform == nil {
 		return obj, nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: panic: %v\n%s", ErrTransform, p, debug.Stack())
-		}
-	}()
-	out, err = s.transform(obj)
+	out, err := safecall.Call(s.transform, obj)
 	if err != nil {
 		return out, fmt.Errorf("%w: %w", ErrTransform, err)
 	}

@@ -32,6 +32,46 @@ type VersionRecorder interface {
 	RecordVersion(version string)
 }
 
+// ListWatchOptions tunes how a [Reflector] lists and watches its source:
+// paging, watch timeouts, backoff, streaming lists. It is embedded in
+// [ReflectorOptions] and is the [Options.ListWatch] of an informer. Every
+// field's zero value is a safe default; the zero ListWatchOptions gives
+// client-go's behaviour.
+type ListWatchOptions struct {
+	// PageSize is the page size of lists. Zero: 500. Negative: no paging.
+	PageSize int
+	// MinWatchTimeout: each watch asks the source to end after a random time
+	// in [MinWatchTimeout, 2×MinWatchTimeout], so clients spread their
+	// reconnects. Zero: 5 minutes. Negative: invalid.
+	MinWatchTimeout time.Duration
+	// Backoff spaces attempts after failures. Zero: client-go's defaults.
+	Backoff Backoff
+	// MaxInternalErrorRetryDuration: a watch failing with [ErrInternal] is
+	// re-established from the same version (after a backoff delay) for at
+	// most this long before the reflector relists. Zero: 30 s. Negative:
+	// never retried, relist at once.
+	MaxInternalErrorRetryDuration time.Duration
+	// DisableStreamingList turns off streaming lists
+	// ([WatchOptions.SendInitialEvents]). Zero (false): a reflector tries one
+	// first and falls back to a plain list for good once the source answers
+	// errors.ErrUnsupported.
+	DisableStreamingList bool
+	// StreamingListTimeout: a streaming list whose initial events stall for
+	// this long without the end marker is abandoned for a plain list (client-go
+	// waits forever, kubernetes#135895). Zero: 10 s. Negative: invalid.
+	StreamingListTimeout time.Duration
+}
+
+// validate checks o.
+//
+// Possible errors: [ErrInvalidOptions].
+func (o ListWatchOptions) validate() error {
+	if o.MinWatchTimeout < 0 || o.StreamingListTimeout < 0 {
+		return fmt.Errorf("negative MinWatchTimeout or StreamingListTimeout: %w", ErrInvalidOptions)
+	}
+	return nil
+}
+
 // ReflectorOptions configures a [Reflector]. Source and Store are required;
 // every other field's zero value is a safe default.
 type ReflectorOptions[T any] struct {
@@ -54,28 +94,9 @@ type ReflectorOptions[T any] struct {
 	// ShouldResync, if set, is asked before each periodic resync; false skips
 	// that one. It is user code and is called without locks held.
 	ShouldResync func() bool
-	// PageSize is the page size of lists. Zero: 500. Negative: no paging.
-	PageSize int
-	// MinWatchTimeout: each watch asks the source to end after a random time
-	// in [MinWatchTimeout, 2×MinWatchTimeout], so clients spread their
-	// reconnects. Zero: 5 minutes.
-	MinWatchTimeout time.Duration
-	// Backoff spaces attempts after failures. Zero: client-go's defaults.
-	Backoff Backoff
-	// MaxInternalErrorRetryDuration: a watch failing with [ErrInternal] is
-	// re-established from the same version (after a backoff delay) for at
-	// most this long before the reflector relists. Zero: 30 s. Negative:
-	// never retried, relist at once.
-	MaxInternalErrorRetryDuration time.Duration
-	// DisableStreamingList turns off streaming lists
-	// ([WatchOptions.SendInitialEvents]). A reflector otherwise tries one
-	// first and falls back to a plain list for good once the source answers
-	// errors.ErrUnsupported.
-	DisableStreamingList bool
-	// StreamingListTimeout: a streaming list whose initial events stall for
-	// this long without the end marker is abandoned for a plain list (client-go
-	// waits forever, kubernetes#135895). Zero: 10 s.
-	StreamingListTimeout time.Duration
+	// ListWatchOptions tunes paging, watch timeouts, backoff and streaming
+	// lists; its zero value is client-go's behaviour.
+	ListWatchOptions
 	// ErrorHandler is told of every error the reflector survives, after it
 	// is counted and logged: a failed list or watch (before backing off,
 	// including the transient and internal failures it retries from the
@@ -129,8 +150,11 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("reflector: Store is required: %w", ErrInvalidOptions)
 	}
-	if opts.ResyncPeriod < 0 || opts.MinWatchTimeout < 0 || opts.StreamingListTimeout < 0 {
-		return nil, fmt.Errorf("reflector: negative duration: %w", ErrInvalidOptions)
+	if opts.ResyncPeriod < 0 {
+		return nil, fmt.Errorf("reflector: negative ResyncPeriod: %w", ErrInvalidOptions)
+	}
+	if err := opts.ListWatchOptions.validate(); err != nil {
+		return nil, fmt.Errorf("reflector: %w", err)
 	}
 	if opts.Name == "" {
 		opts.Name = "reflector"

@@ -46,6 +46,9 @@ func TestNewReflectorValidates(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOptions)
 	_, err = NewReflector(ReflectorOptions[string]{Source: newScriptSource(), Store: &recordStore{}, ResyncPeriod: -1})
 	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = NewReflector(ReflectorOptions[string]{Source: newScriptSource(), Store: &recordStore{},
+		ListWatchOptions: ListWatchOptions{MinWatchTimeout: -1}})
+	require.ErrorIs(t, err, ErrInvalidOptions)
 }
 
 func TestReflectorListThenWatch(t *testing.T) {

@@ -205,15 +205,17 @@ func (s *Indexer[K, T]) ByIndex(index, value string) (iter.Seq2[K, T], error) {
 
 // IndexKeys is [Indexer.ByIndex] for keys only.
 //
-// Possible errors: [ErrIndexNotFound].
+// Possible errors: [ErrIndexNotFound]; the iterator returned with it is not
+// nil and yields nothing.
 func (s *Indexer[K, T]) IndexKeys(index, value string) (iter.Seq[K], error) {
-	ord, ok := s.ord(index)
-	if !ok {
-		return nil, &indexNotFoundError{index}
+	ord := s.ordOf(index) // -1 for an unknown index: rangeBucket yields nothing
+	var err error
+	if ord < 0 {
+		err = &indexNotFoundError{index}
 	}
 	return func(yield func(K) bool) {
 		s.rangeBucket(ord, value, func(k K, _ T) bool { return yield(k) })
-	}, nil
+	}, err
 }
 
 // IndexValues returns an iterator over the values present in the named
@@ -222,21 +224,24 @@ func (s *Indexer[K, T]) IndexKeys(index, value string) (iter.Seq[K], error) {
 // iteration is yielded once. The order is not specified; the iterator may be
 // reused.
 //
-// Possible errors: [ErrIndexNotFound].
+// Possible errors: [ErrIndexNotFound]; the iterator returned with it is not
+// nil and yields nothing.
 func (s *Indexer[K, T]) IndexValues(index string) (iter.Seq[string], error) {
-	ord, ok := s.ord(index)
-	if !ok {
-		return nil, &indexNotFoundError{index}
+	ord := s.ordOf(index) // -1 for an unknown index: rangeValues yields nothing
+	var err error
+	if ord < 0 {
+		err = &indexNotFoundError{index}
 	}
-	return func(yield func(string) bool) { s.rangeValues(ord, yield) }, nil
+	return func(yield func(string) bool) { s.rangeValues(ord, yield) }, err
 }
 
-// rangeValues yields the values of index ord, in chunks.
+// rangeValues yields the values of index ord, in chunks; nothing for an
+// ordinal out of range.
 func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
 	var buf [chunkSize]string
 	n := 0
 	s.rlock()
-	if ord >= len(s.st.indexes) {
+	if ord < 0 || ord >= len(s.st.indexes) {
 		s.mu.RUnlock()
 		return
 	}
@@ -270,17 +275,17 @@ func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
 // Index is called, outside any lock.
 //
 // Possible errors: [ErrIndexNotFound], [ErrIndexFunc] (the function failed
-// on obj).
+// on obj); the iterator returned with either is not nil and yields nothing.
 func (s *Indexer[K, T]) Index(index string, obj T) (iter.Seq2[K, T], error) {
 	d := s.defs.Load()
 	ord, ok := s.ord(index)
 	if !ok {
-		return nil, &indexNotFoundError{index}
+		return emptySeq2[K, T], &indexNotFoundError{index}
 	}
 	sc := new(scratch[K, T])
 	key, _ := s.key(obj) // only to name obj in an error
 	if err := appendValues(sc, d.list[ord:ord+1], key, obj); err != nil {
-		return nil, err
+		return emptySeq2[K, T], err
 	}
 	vals := sc.vals
 	return func(yield func(K, T) bool) {
@@ -305,3 +310,6 @@ func (s *Indexer[K, T]) Index(index string, obj T) (iter.Seq2[K, T], error) {
 		}
 	}, nil
 }
+
+// emptySeq2 is the iterator that yields nothing, returned with an error.
+func emptySeq2[K, V any](func(K, V) bool) {}

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"errors"
+	"iter"
 	"slices"
 	"sort"
 	"testing"
@@ -174,24 +175,59 @@ func TestIndexerDuplicateValues(t *testing.T) {
 }
 
 // TestIndexerUnknownIndex: every query on an unknown index fails with
-// ErrIndexNotFound.
+// ErrIndexNotFound and returns an iterator that is not nil and yields
+// nothing, so a caller that ignores the error and ranges does not panic.
 func TestIndexerUnknownIndex(t *testing.T) {
 	s := newTestIndexer(testIndexes()...)
-	seq, err := s.ByIndex("nope", "x")
-	assert.ErrorIs(t, err, ErrIndexNotFound)
-	assert.Contains(t, err.Error(), `index "nope"`)
-	require.NotNil(t, seq) // documented: not nil, yields nothing
-	assert.Empty(t, collectKeys(seq))
-	_, err = s.IndexKeys("nope", "x")
-	assert.ErrorIs(t, err, ErrIndexNotFound)
-	_, err = s.IndexValues("nope")
-	assert.ErrorIs(t, err, ErrIndexNotFound)
-	_, err = s.Index("nope", pod("a", "b"))
-	assert.ErrorIs(t, err, ErrIndexNotFound)
+	var zero Indexer[NamespacedKey, *testPod]
+	for _, st := range []struct {
+		name string
+		s    *Indexer[NamespacedKey, *testPod]
+	}{{"indexer", s}, {"zero Indexer", &zero}} {
+		t.Run(st.name, func(t *testing.T) {
+			tests := []struct {
+				name  string
+				query func() (int, error) // ranges over the result, counting
+			}{
+				{"ByIndex", func() (int, error) { seq, err := st.s.ByIndex("nope", "x"); return count2(seq), err }},
+				{"IndexKeys", func() (int, error) { seq, err := st.s.IndexKeys("nope", "x"); return count(seq), err }},
+				{"IndexValues", func() (int, error) { seq, err := st.s.IndexValues("nope"); return count(seq), err }},
+				{"Index", func() (int, error) { seq, err := st.s.Index("nope", pod("a", "b")); return count2(seq), err }},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					n, err := tt.query()
+					require.ErrorIs(t, err, ErrIndexNotFound)
+					assert.Contains(t, err.Error(), `index "nope"`)
+					assert.Zero(t, n)
+				})
+			}
+		})
+	}
 	// An unknown value of a known index yields nothing.
-	seq, err = s.ByIndex(nsIndex, "nope")
+	seq, err := s.ByIndex(nsIndex, "nope")
 	require.NoError(t, err)
 	assert.Empty(t, collectKeys(seq))
+	// An index function failing on Index's argument: same, with ErrIndexFunc.
+	s = newTestIndexer(failingIndex)
+	seq, err = s.Index("failing", pod("a", "b", "bad=panic"))
+	require.ErrorIs(t, err, ErrIndexFunc)
+	assert.Zero(t, count2(seq))
+}
+
+// count and count2 range over an iterator and count what it yields.
+func count[V any](seq iter.Seq[V]) (n int) {
+	for range seq {
+		n++
+	}
+	return n
+}
+
+func count2[K, V any](seq iter.Seq2[K, V]) (n int) {
+	for range seq {
+		n++
+	}
+	return n
 }
 
 var errBoom = errors.New("boom")

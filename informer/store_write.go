@@ -1,6 +1,10 @@
 package informer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ginformer/ginformer/internal/safecall"
+)
 
 // The write path of [Indexer].
 //
@@ -111,12 +115,7 @@ func (s *Indexer[K, T]) key(obj T) (k K, err error) {
 	if s.keyFunc == nil {
 		return k, fmt.Errorf("indexer: no key function (use NewIndexer): %w", ErrInvalidOptions)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic: %v", ErrKeyFunc, r)
-		}
-	}()
-	k, err = s.keyFunc(obj)
+	k, err = safecall.Call(s.keyFunc, obj)
 	if err != nil {
 		return k, fmt.Errorf("%w: %w", ErrKeyFunc, err)
 	}
@@ -151,18 +150,12 @@ func (s *Indexer[K, T]) values(w *write[K, T], defs *indexDefs[T]) error {
 // appendValues runs the index functions of indexes on obj, in order,
 // appending each one's values to sc.vals without duplicates and closing its
 // group in sc.ends. An error or a panic comes back wrapped in ErrIndexFunc,
-// naming the index and the key (one deferred recover covers every index).
-func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], key K, obj T) (err error) {
-	cur := -1
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("index %q, key %v: %w: panic: %v", indexes[cur].Name, key, ErrIndexFunc, r)
-		}
-	}()
+// naming the index and the key.
+func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], key K, obj T) error {
 	for i := range indexes {
-		cur = i
 		n := len(sc.vals)
-		res, err := indexes[i].Func(sc.vals[n:n], obj)
+		f := indexes[i].Func
+		res, err := safecall.Call(func(dst []string) ([]string, error) { return f(dst, obj) }, sc.vals[n:n])
 		if err != nil {
 			return fmt.Errorf("index %q, key %v: %w: %w", indexes[i].Name, key, ErrIndexFunc, err)
 		}

@@ -13,7 +13,8 @@ func ExampleRing() {
 	r.Push("c")
 	v, _ := r.Pop()
 	fmt.Println(v, r.Len())
-	for s := range r.All() {
+	for r.Len() > 0 {
+		s, _ := r.Pop()
 		fmt.Print(s, " ")
 	}
 	fmt.Println()

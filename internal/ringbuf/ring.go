@@ -1,8 +1,6 @@
 // Package ringbuf provides Ring, a growable and shrinkable FIFO ring buffer.
 package ringbuf
 
-import "iter"
-
 // minCap is the capacity a Ring starts with on its first Push.
 const minCap = 16
 
@@ -21,6 +19,17 @@ const keepCap = 1024
 // the memory back as it drains, while bursts of up to a thousand items (an
 // informer's batch) reuse one buffer. Push and Pop are
 // amortized O(1). Every slot is zeroed when its item leaves the Ring (Pop,
+// Ptr returns a pointer to the i-th item from the front (0 is the oldest),
+// so it can be modified in place. The pointer is valid only until the next
+// Push, Pop or Clear (which may move the items). It panics if i is out of
+// range [0, Len()).
+func (r *Ring[T]) Ptr(i int) *T {
+	if i < 0 || i >= r.n {
+		panic("ringbuf: index out of range")
+	}
+	return &r.buf[(r.head+i)&(len(r.buf)-1)]
+}
+
 // Clear, or a resize) so the garbage collector can reclaim what it referred
 // to.
 //
@@ -36,9 +45,6 @@ type Ring[T any] struct {
 // Len returns the number of items in the Ring.
 func (r *Ring[T]) Len() int { return r.n }
 
-// Cap returns the number of slots currently allocated (0 for a zero Ring).
-func (r *Ring[T]) Cap() int { return len(r.buf) }
-
 // Push appends v at the back of the Ring, doubling the buffer first if it is
 // full.
 func (r *Ring[T]) Push(v T) {
@@ -47,21 +53,6 @@ func (r *Ring[T]) Push(v T) {
 	}
 	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
 	r.n++
-}
-
-// Grow makes room, if needed, for n more items without further
-// reallocation (the capacity becomes the smallest power of two that fits).
-// A later Pop may still shrink the buffer.
-func (r *Ring[T]) Grow(n int) {
-	need := r.n + n
-	if n <= 0 || need <= len(r.buf) {
-		return
-	}
-	c := max(minCap, len(r.buf))
-	for c < need {
-		c *= 2
-	}
-	r.resize(c)
 }
 
 // Pop removes and returns the item at the front of the Ring (the oldest
@@ -100,31 +91,6 @@ func (r *Ring[T]) At(i int) T {
 		panic("ringbuf: index out of range")
 	}
 	return r.buf[(r.head+i)&(len(r.buf)-1)]
-}
-
-// Ptr returns a pointer to the i-th item from the front (0 is the oldest),
-// so it can be modified in place. The pointer is valid only until the next
-// Push, Pop or Clear (which may move the items). It panics if i is out of
-// range [0, Len()).
-func (r *Ring[T]) Ptr(i int) *T {
-	if i < 0 || i >= r.n {
-		panic("ringbuf: index out of range")
-	}
-	return &r.buf[(r.head+i)&(len(r.buf)-1)]
-}
-
-// All returns an iterator over the items front to back (oldest first)
-// without removing them. The Ring must not be modified during the
-// iteration. The iterator may be reused; each use reads the current
-// contents.
-func (r *Ring[T]) All() iter.Seq[T] {
-	return func(yield func(T) bool) {
-		for i := 0; i < r.n; i++ {
-			if !yield(r.buf[(r.head+i)&(len(r.buf)-1)]) {
-				return
-			}
-		}
-	}
 }
 
 // Clear removes every item and releases the buffer: the Ring is left as its

@@ -2,24 +2,35 @@ package ringbuf
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
+// capOf returns the number of slots r has allocated.
+func capOf[T any](r *Ring[T]) int { return len(r.buf) }
+
+// items returns r's items, front to back, without removing them.
+func items[T any](r *Ring[T]) []T {
+	out := make([]T, 0, r.Len())
+	for i := range r.Len() {
+		out = append(out, r.At(i))
+	}
+	return out
+}
+
 func TestRingZeroValue(t *testing.T) {
 	var r Ring[int]
 	require.Equal(t, 0, r.Len())
-	require.Equal(t, 0, r.Cap())
+	require.Equal(t, 0, capOf(&r))
 	_, ok := r.Pop()
 	require.False(t, ok)
 	_, ok = r.Peek()
 	require.False(t, ok)
-	require.Empty(t, slices.Collect(r.All()))
+	require.Empty(t, items(&r))
 	r.Clear()
 	r.Push(7)
-	require.Equal(t, minCap, r.Cap())
+	require.Equal(t, minCap, capOf(&r))
 	v, ok := r.Peek()
 	require.True(t, ok)
 	require.Equal(t, 7, v)
@@ -50,14 +61,14 @@ func TestRingFIFOAndWrap(t *testing.T) {
 				r.Push(i)
 			}
 			if tt.items > 0 {
-				require.Equal(t, tt.wantCap, r.Cap())
+				require.Equal(t, tt.wantCap, capOf(&r))
 			}
 			want := make([]int, tt.items)
 			for i := range want {
 				want[i] = i
 				require.Equal(t, i, r.At(i))
 			}
-			require.Equal(t, want, append([]int{}, slices.Collect(r.All())...))
+			require.Equal(t, want, append([]int{}, items(&r)...))
 			for i := range tt.items {
 				v, ok := r.Pop()
 				require.True(t, ok)
@@ -73,9 +84,7 @@ func TestRingAtOutOfRange(t *testing.T) {
 	r.Push(1)
 	require.Panics(t, func() { r.At(1) })
 	require.Panics(t, func() { r.At(-1) })
-	require.Panics(t, func() { r.Ptr(1) })
-	*r.Ptr(0) = 5
-	require.Equal(t, 5, r.At(0))
+	require.Equal(t, 1, r.At(0))
 }
 
 func TestRingShrink(t *testing.T) {
@@ -83,16 +92,16 @@ func TestRingShrink(t *testing.T) {
 	for i := range 4000 {
 		r.Push(i)
 	}
-	require.Equal(t, 4096, r.Cap())
+	require.Equal(t, 4096, capOf(&r))
 	for i := range 4000 {
 		v, _ := r.Pop()
 		require.Equal(t, i, v)
 		// Invariant: capacity stays within 4x of the content once shrinking applies.
-		if r.Cap() > keepCap {
-			require.Greater(t, r.Len(), r.Cap()/4, "cap %d len %d", r.Cap(), r.Len())
+		if capOf(&r) > keepCap {
+			require.Greater(t, r.Len(), capOf(&r)/4, "cap %d len %d", capOf(&r), r.Len())
 		}
 	}
-	require.Equal(t, keepCap, r.Cap(), "shrinks back, but not below keepCap")
+	require.Equal(t, keepCap, capOf(&r), "shrinks back, but not below keepCap")
 	// No thrashing: after a shrink a push does not immediately grow again.
 	for i := range 100 {
 		r.Push(i)
@@ -100,22 +109,9 @@ func TestRingShrink(t *testing.T) {
 	for range 75 {
 		r.Pop()
 	}
-	c := r.Cap()
+	c := capOf(&r)
 	r.Push(1)
-	require.Equal(t, c, r.Cap())
-}
-
-func TestRingGrow(t *testing.T) {
-	var r Ring[int]
-	r.Grow(0)
-	require.Equal(t, 0, r.Cap())
-	r.Push(1)
-	r.Grow(100)
-	require.Equal(t, 128, r.Cap())
-	r.Grow(10)
-	require.Equal(t, 128, r.Cap())
-	v, _ := r.Pop()
-	require.Equal(t, 1, v)
+	require.Equal(t, c, capOf(&r))
 }
 
 func TestRingSlotZeroing(t *testing.T) {
@@ -185,13 +181,13 @@ func checkModel(t *testing.T, ops []byte) {
 			}
 		}
 		require.Equal(t, len(model), r.Len(), "step %d", step)
-		got := slices.Collect(r.All())
+		got := items(&r)
 		if len(model) == 0 {
 			require.Empty(t, got)
 		} else {
 			require.Equal(t, model, got, "step %d", step)
 		}
-		c := r.Cap()
+		c := capOf(&r)
 		require.True(t, c == 0 || c&(c-1) == 0, "cap %d not a power of two", c)
 		require.GreaterOrEqual(t, c, r.Len())
 		if c > keepCap {
@@ -217,4 +213,17 @@ func FuzzRing(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		checkModel(t, ops)
 	})
+}
+
+func TestRingPtrModifiesInPlace(t *testing.T) {
+	var r Ring[int]
+	for i := range 5 {
+		r.Push(i)
+	}
+	r.Pop()
+	*r.Ptr(r.Len() - 1) = 40
+	*r.Ptr(0) = 10
+	require.Equal(t, []int{10, 2, 3, 40}, items(&r))
+	require.Panics(t, func() { r.Ptr(4) })
+	require.Panics(t, func() { r.Ptr(-1) })
 }

@@ -16,7 +16,9 @@ type DecodeError struct {
 	Key string
 	// ModRevision is the revision of the bad value.
 	ModRevision int64
-	// Err is the transform's or the codec's error.
+	// Err is the transform's or the codec's error, or the panic recovered
+	// from either (with its stack), prefixed with "transform: " or
+	// "codec: ".
 	Err error
 }
 

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/safecall"
 )
 
 // Source is an [informer.Source] of the keys under a prefix of etcd. See the
@@ -113,11 +114,17 @@ func (s *Source[T]) decode(ctx context.Context, kv *mvccpb.KeyValue, report bool
 	key := string(kv.Key)
 	var err error
 	if s.opts.Transform != nil {
-		data, err = callTransform(ctx, s.opts.Transform, key, data)
+		data, err = safecall.Call(func(data []byte) ([]byte, error) { return s.opts.Transform(ctx, key, data) }, data)
+		if err != nil {
+			err = fmt.Errorf("transform: %w", err)
+		}
 	}
 	var v T
 	if err == nil {
-		v, err = callDecode(s.opts.Codec, data)
+		v, err = safecall.Call(s.opts.Codec.Decode, data)
+		if err != nil {
+			err = fmt.Errorf("codec: %w", err)
+		}
 	}
 	if err != nil {
 		if report {
@@ -145,26 +152,6 @@ func (s *Source[T]) reportBad(err *DecodeError) {
 	if s.opts.ErrorHandler != nil {
 		s.opts.ErrorHandler(err)
 	}
-}
-
-// callTransform runs the user's transform, turning a panic into an error.
-func callTransform(ctx context.Context, f func(context.Context, string, []byte) ([]byte, error), key string, data []byte) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("transform panicked: %v", r)
-		}
-	}()
-	return f(ctx, key, data)
-}
-
-// callDecode runs the codec, turning a panic into an error.
-func callDecode[T any](c Codec[T], data []byte) (v T, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("codec panicked: %v", r)
-		}
-	}()
-	return c.Decode(data)
 }
 
 // formatRev and parseRev convert revisions and versions.

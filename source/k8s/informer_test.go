@@ -30,7 +30,7 @@ type cmInformer = informer.SharedInformer[informer.NamespacedKey, *corev1.Config
 
 // startInformer runs an informer of ConfigMaps over src until the test
 // ends; errs receives the errors it survives.
-func startInformer[T k8s.Object](t *testing.T, src informer.Source[T], ro informer.ReflectorOptions[T]) (*informer.SharedInformer[informer.NamespacedKey, T], chan error) {
+func startInformer[T k8s.Object](t *testing.T, src informer.Source[T], ro informer.ListWatchOptions) (*informer.SharedInformer[informer.NamespacedKey, T], chan error) {
 	t.Helper()
 	errs := make(chan error, 1000)
 	if ro.Backoff == (informer.Backoff{}) {
@@ -39,7 +39,7 @@ func startInformer[T k8s.Object](t *testing.T, src informer.Source[T], ro inform
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, T]{
 		Source:    src,
 		KeyFunc:   k8s.Key[T],
-		Reflector: ro,
+		ListWatch: ro,
 		ErrorHandler: func(_ context.Context, err error) {
 			select {
 			case errs <- err:
@@ -129,7 +129,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 		}
 		return nil
 	}
-	inf, errs := startInformer[*corev1.ConfigMap](t, src, informer.ReflectorOptions[*corev1.ConfigMap]{DisableStreamingList: true})
+	inf, errs := startInformer[*corev1.ConfigMap](t, src, informer.ListWatchOptions{DisableStreamingList: true})
 	eventually(t, inf.Lister(), hasLen[*corev1.ConfigMap](5), "the writes made while the version expired")
 	require.GreaterOrEqual(t, src.lists.Load(), int32(2), "relisted")
 	select {
@@ -210,7 +210,7 @@ func TestPagination(t *testing.T) {
 	ns := e.Namespace(t)
 	createCMs(t, ns, "p", 25, nil)
 	src := &hooked[*corev1.ConfigMap]{Source: cmSource(t, ns, k8s.Options{})}
-	inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ReflectorOptions[*corev1.ConfigMap]{PageSize: 4, DisableStreamingList: true})
+	inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ListWatchOptions{PageSize: 4, DisableStreamingList: true})
 	require.Equal(t, 25, inf.Lister().Len())
 	require.Equal(t, int32(7), src.pages.Load(), "25 objects in pages of 4")
 
@@ -233,7 +233,7 @@ func TestStreamingList(t *testing.T) {
 	ns := e.Namespace(t)
 	createCMs(t, ns, "s", 5, nil)
 	src := &hooked[*corev1.ConfigMap]{Source: cmSource(t, ns, k8s.Options{})}
-	inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ReflectorOptions[*corev1.ConfigMap]{})
+	inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ListWatchOptions{})
 	require.Equal(t, 5, inf.Lister().Len())
 	require.Zero(t, src.lists.Load(), "synced without a list")
 	require.Equal(t, int32(1), src.streams.Load())
@@ -248,7 +248,7 @@ func TestStreamingList(t *testing.T) {
 	ssrc, err := k8s.New(sec, func(l *corev1.SecretList) []corev1.Secret { return l.Items }, k8s.Options{})
 	require.NoError(t, err)
 	hs := &hooked[*corev1.Secret]{Source: ssrc}
-	sinf, _ := startInformer[*corev1.Secret](t, hs, informer.ReflectorOptions[*corev1.Secret]{})
+	sinf, _ := startInformer[*corev1.Secret](t, hs, informer.ListWatchOptions{})
 	require.Equal(t, 3, sinf.Lister().Len())
 	require.Zero(t, hs.lists.Load(), "synced without a list")
 }
@@ -282,7 +282,7 @@ func TestStreamingListFallback(t *testing.T) {
 		_, err = s.Watch(t.Context(), informer.WatchOptions{SendInitialEvents: true})
 		require.ErrorIs(t, err, errors.ErrUnsupported)
 		src := &hooked[*corev1.ConfigMap]{Source: s}
-		inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ReflectorOptions[*corev1.ConfigMap]{})
+		inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ListWatchOptions{})
 		require.Equal(t, 4, inf.Lister().Len())
 		require.Equal(t, int32(1), src.lists.Load())
 	})
@@ -296,7 +296,7 @@ func TestStreamingListFallback(t *testing.T) {
 			}
 			return o
 		}
-		inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ReflectorOptions[*corev1.ConfigMap]{StreamingListTimeout: 300 * time.Millisecond})
+		inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ListWatchOptions{StreamingListTimeout: 300 * time.Millisecond})
 		require.Equal(t, 4, inf.Lister().Len())
 		require.Equal(t, int32(1), src.lists.Load())
 	})
@@ -308,8 +308,8 @@ func TestSelectors(t *testing.T) {
 	ns := e.Namespace(t)
 	createCMs(t, ns, "web", 3, map[string]string{"app": "web"})
 	createCMs(t, ns, "db", 2, map[string]string{"app": "db"})
-	byLabel, _ := startInformer[*corev1.ConfigMap](t, cmSource(t, ns, k8s.Options{LabelSelector: "app=web"}), informer.ReflectorOptions[*corev1.ConfigMap]{})
-	byField, _ := startInformer[*corev1.ConfigMap](t, cmSource(t, ns, k8s.Options{FieldSelector: "metadata.name=db001"}), informer.ReflectorOptions[*corev1.ConfigMap]{DisableStreamingList: true})
+	byLabel, _ := startInformer[*corev1.ConfigMap](t, cmSource(t, ns, k8s.Options{LabelSelector: "app=web"}), informer.ListWatchOptions{})
+	byField, _ := startInformer[*corev1.ConfigMap](t, cmSource(t, ns, k8s.Options{FieldSelector: "metadata.name=db001"}), informer.ListWatchOptions{DisableStreamingList: true})
 	require.Equal(t, 3, byLabel.Lister().Len())
 	require.Equal(t, 1, byField.Lister().Len())
 	createCMs(t, ns, "web-late", 1, map[string]string{"app": "web"})
@@ -340,7 +340,7 @@ func TestDynamicAndMetadata(t *testing.T) {
 	require.NoError(t, err)
 	dsrc, err := k8s.NewDynamic(dyn.Resource(gvr).Namespace(ns), k8s.Options{})
 	require.NoError(t, err)
-	dinf, _ := startInformer[*unstructured.Unstructured](t, dsrc, informer.ReflectorOptions[*unstructured.Unstructured]{})
+	dinf, _ := startInformer[*unstructured.Unstructured](t, dsrc, informer.ListWatchOptions{})
 	u, ok := dinf.Lister().Get(informer.NamespacedKey{Namespace: ns, Name: "d001"})
 	require.True(t, ok)
 	v, _, _ := unstructured.NestedString(u.Object, "data", "gen")
@@ -350,7 +350,7 @@ func TestDynamicAndMetadata(t *testing.T) {
 	require.NoError(t, err)
 	msrc, err := k8s.NewMetadata(md.Resource(gvr).Namespace(ns), k8s.Options{LabelSelector: "app=x"})
 	require.NoError(t, err)
-	minf, _ := startInformer[*metav1.PartialObjectMetadata](t, msrc, informer.ReflectorOptions[*metav1.PartialObjectMetadata]{})
+	minf, _ := startInformer[*metav1.PartialObjectMetadata](t, msrc, informer.ListWatchOptions{})
 	require.Equal(t, 3, minf.Lister().Len())
 	createCMs(t, ns, "e", 1, map[string]string{"app": "x"})
 	eventually(t, minf.Lister(), hasLen[*metav1.PartialObjectMetadata](4), "a metadata watch event")

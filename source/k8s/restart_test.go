@@ -35,7 +35,7 @@ func TestAPIServerRestart(t *testing.T) {
 	create("before")
 	src, err := k8s.New(c, cmItems, k8s.Options{})
 	require.NoError(t, err)
-	inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ReflectorOptions[*corev1.ConfigMap]{})
+	inf, _ := startInformer[*corev1.ConfigMap](t, src, informer.ListWatchOptions{})
 	require.Equal(t, 1, inf.Lister().Len())
 
 	require.NoError(t, own.StopAPIServer())

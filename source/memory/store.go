@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/safecall"
 )
 
 // entry is the current state of one live object. key and sortKey never
@@ -256,14 +257,10 @@ func (s *Store[K, T]) wakeLocked() {
 	}
 }
 
-// keyOf calls the user key function, turning a panic into an error.
-func (s *Store[K, T]) keyOf(obj T) (key K, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("memory: key function panicked: %v: %w", r, informer.ErrKeyFunc)
-		}
-	}()
-	key, err = s.opts.KeyFunc(obj)
+// keyOf calls the user key function, turning an error or a panic into an
+// error wrapping informer.ErrKeyFunc.
+func (s *Store[K, T]) keyOf(obj T) (K, error) {
+	key, err := safecall.Call(s.opts.KeyFunc, obj)
 	if err != nil {
 		return key, fmt.Errorf("memory: %w: %w", informer.ErrKeyFunc, err)
 	}

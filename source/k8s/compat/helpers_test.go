@@ -14,7 +14,6 @@ import (
 	fcache "k8s.io/client-go/tools/cache/testing"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/source/k8s"
 	"github.com/ginformer/ginformer/source/k8s/compat"
 )
 
@@ -45,7 +44,7 @@ func newInformer(t *testing.T, src cache.ListerWatcher, resync time.Duration, in
 		ExampleObject: &corev1.Pod{},
 		ResyncPeriod:  resync,
 		Indexers:      indexers,
-		Engine: informer.ReflectorOptions[k8s.Object]{
+		ListWatch: informer.ListWatchOptions{
 			DisableStreamingList: true,
 			Backoff:              informer.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond},
 		},

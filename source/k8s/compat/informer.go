@@ -39,10 +39,10 @@ type Options struct {
 	Name string
 	// Logger receives the engine's logs. Zero: klog's background logger.
 	Logger *logr.Logger
-	// Engine tunes the list and watch (page size, timeouts, backoff,
-	// streaming lists). Its Source, Store, Name, Logger, Metrics and
-	// ErrorHandler fields are ignored.
-	Engine informer.ReflectorOptions[k8s.Object]
+	// ListWatch tunes the engine's list and watch (page size, timeouts,
+	// backoff, streaming lists). Zero: client-go's behaviour (see
+	// [informer.ListWatchOptions] for each field's default).
+	ListWatch informer.ListWatchOptions
 }
 
 // Informer implements client-go's cache.SharedIndexInformer on ginformer's
@@ -118,7 +118,7 @@ func New(opts Options) (*Informer, error) {
 		Name:         name,
 		Logger:       log,
 		ErrorHandler: inf.onError,
-		Reflector:    opts.Engine,
+		ListWatch:    opts.ListWatch,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compat: %w", err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/ginformer/ginformer/internal/lograte"
 )
 
 // Options configures a [SharedInformer]. Source and KeyFunc are required;
@@ -90,7 +92,7 @@ type SharedInformer[K comparable, T any] struct {
 	log      logr.Logger
 	metrics  Metrics
 	onError  ErrorHandler
-	limiter  logLimiter
+	limiter  lograte.Limiter
 	resync   time.Duration
 	stuckAt  time.Duration // zero: stuck calls are not reported
 	batch    int
@@ -157,7 +159,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	if opts.Metrics == nil {
 		opts.Metrics = NoopMetrics{}
 	}
-	opts.Logger = loggerOrDefault(opts.Logger)
+	opts.Logger = lograte.OrDefault(opts.Logger)
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 1000
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/ginformer/ginformer/internal/lograte"
 )
 
 // ReflectorStore is what a [Reflector] writes into: normally a [DeltaFIFO].
@@ -122,7 +124,7 @@ type Reflector[T any] struct {
 	opts    ReflectorOptions[T]
 	log     logr.Logger
 	onError ErrorHandler // nil: none
-	limiter logLimiter
+	limiter lograte.Limiter
 	// failures counts the list and watch failures since the last list or
 	// watch event that succeeded: an outage that lasts is logged louder.
 	failures  atomic.Int32
@@ -162,7 +164,7 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NoopMetrics{}
 	}
-	opts.Logger = loggerOrDefault(opts.Logger)
+	opts.Logger = lograte.OrDefault(opts.Logger)
 	r := &Reflector[T]{
 		opts:      opts,
 		log:       opts.Logger.WithValues("reflector", opts.Name),
@@ -330,7 +332,7 @@ func (r *Reflector[T]) fail(ctx context.Context, class ErrorClass, err error) {
 	case (errors.Is(err, ErrTransient) || errors.Is(err, ErrInternal) || errors.As(err, &short)) && failures < outageLoud:
 		r.log.V(1).Info("source unavailable, will retry", "err", err, "failures", failures)
 	default:
-		r.limiter.logError(r.log, string(class), err, "list and watch failing", "class", class, "failures", failures)
+		r.limiter.Error(r.log, string(class), err, "list and watch failing", "class", class, "failures", failures)
 	}
 	if r.onError != nil {
 		r.onError(ctx, err)

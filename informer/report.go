@@ -4,12 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
-	"sync"
-	"time"
-
-	"github.com/go-logr/logr"
 )
 
 // ErrorHandler is told of an error an informer or reflector survived. It is
@@ -19,82 +14,13 @@ import (
 // an ErrorHandler is set.
 type ErrorHandler func(ctx context.Context, err error)
 
-// loggerOrDefault returns l, or, if l is the zero Logger, one that writes to
-// [slog.Default] as it is now: errors are printed by default, and verbose
-// levels (V(1) and above, slog levels below Info) are hidden unless the
-// program's slog handler enables them.
-func loggerOrDefault(l logr.Logger) logr.Logger {
-	if l.GetSink() != nil {
-		return l
-	}
-	return logr.FromSlogHandler(slog.Default().Handler())
-}
-
-// logLimiter bounds how often errors of one kind are logged at error level,
-// so that a stream of bad objects cannot flood the logs: each kind may log
-// a burst of logBurst messages, then one per logEvery; the number of
-// messages suppressed in between is logged with the next one. The zero
-// value is ready to use; safe for concurrent use.
-type logLimiter struct {
-	mu    sync.Mutex
-	kinds map[string]*logBucket
-}
-
-type logBucket struct {
-	tokens     float64
-	last       time.Time
-	suppressed int
-}
-
-const (
-	logBurst = 5
-	logEvery = 10 * time.Second
-)
-
-// allow reports whether a message of kind may be logged now, and how many
-// were suppressed since the last one that was.
-func (r *logLimiter) allow(kind string) (ok bool, suppressed int) {
-	now := time.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.kinds == nil {
-		r.kinds = make(map[string]*logBucket)
-	}
-	b := r.kinds[kind]
-	if b == nil {
-		b = &logBucket{tokens: logBurst, last: now}
-		r.kinds[kind] = b
-	}
-	b.tokens = min(logBurst, b.tokens+now.Sub(b.last).Seconds()/logEvery.Seconds())
-	b.last = now
-	if b.tokens < 1 {
-		b.suppressed++
-		return false, 0
-	}
-	b.tokens--
-	suppressed, b.suppressed = b.suppressed, 0
-	return true, suppressed
-}
-
-// logError logs err at error level under the rate limit of kind.
-func (r *logLimiter) logError(log logr.Logger, kind string, err error, msg string, kv ...any) {
-	ok, suppressed := r.allow(kind)
-	if !ok {
-		return
-	}
-	if suppressed > 0 {
-		kv = append(kv, "suppressed", suppressed)
-	}
-	log.Error(err, msg, kv...)
-}
-
 // report handles an error the informer itself survived (not one of its
 // reflector's): it counts it under class, keeps it for [Health], logs it at
 // error level (rate-limited) and hands it to the ErrorHandler.
 func (inf *SharedInformer[K, T]) report(class ErrorClass, err error) {
 	inf.metrics.Error(inf.name, class)
 	inf.health.setError(err)
-	inf.limiter.logError(inf.log, string(class), err, "informer error", "class", class)
+	inf.limiter.Error(inf.log, string(class), err, "informer error", "class", class)
 	inf.callErrorHandler(inf.ctx(), err)
 }
 

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/lograte"
 )
 
 // Options configures a [Source]. Client is required; every other field's
@@ -49,11 +50,15 @@ type Options[T any] struct {
 	// this long ends with an Error event wrapping [informer.ErrTransient].
 	// Zero: 3 s. Negative: no liveness check.
 	LivenessTimeout time.Duration
-	// ErrorHandler is called with each bad value, a *[DecodeError], from the
-	// source's goroutines; it must be safe for concurrent use and must not
-	// block. Zero: the error is only logged and counted.
-	ErrorHandler func(err error)
-	// Logger receives the source's logs. Zero: discard.
+	// ErrorHandler is told of each bad value, a *[DecodeError], from the
+	// source's goroutines (ctx is the List or Watch call's); it must be safe
+	// for concurrent use and must not block. Zero: the error is only logged
+	// and counted ([Source.DecodeErrors]).
+	ErrorHandler informer.ErrorHandler
+	// Logger receives the source's logs. Bad values are logged at error
+	// level, at most a few per 10 s (the next message says how many were
+	// left out). Zero: [slog.Default] through [logr.FromSlogHandler], which
+	// prints errors; pass [logr.Discard]() to silence it.
 	Logger logr.Logger
 }
 
@@ -62,6 +67,7 @@ func (o Options[T]) withDefaults() (Options[T], error) {
 	if o.Client == nil {
 		return o, fmt.Errorf("etcd source: Client is required: %w", informer.ErrInvalidOptions)
 	}
+	o.Logger = lograte.OrDefault(o.Logger)
 	if o.PageSize < 0 {
 		return o, fmt.Errorf("etcd source: negative PageSize: %w", informer.ErrInvalidOptions)
 	}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/internal/safecall"
 )
 
@@ -26,6 +27,7 @@ import (
 type Source[T any] struct {
 	opts     Options[T]
 	log      logr.Logger
+	limiter  lograte.Limiter
 	start    string // first key of the range
 	end      string // range end (exclusive)
 	decodeN  atomic.Uint64
@@ -128,7 +130,7 @@ func (s *Source[T]) decode(ctx context.Context, kv *mvccpb.KeyValue, report bool
 	}
 	if err != nil {
 		if report {
-			s.reportBad(&DecodeError{Key: key, ModRevision: kv.ModRevision, Err: err})
+			s.reportBad(ctx, &DecodeError{Key: key, ModRevision: kv.ModRevision, Err: err})
 		}
 		return nil, bad
 	}
@@ -146,11 +148,13 @@ func (s *Source[T]) objectKey(key string) string {
 	return key
 }
 
-func (s *Source[T]) reportBad(err *DecodeError) {
+// reportBad counts, logs (rate-limited) and hands on a value that could not
+// be decoded.
+func (s *Source[T]) reportBad(ctx context.Context, err *DecodeError) {
 	s.decodeN.Add(1)
-	s.log.Error(err, "bad value skipped", "key", err.Key, "revision", err.ModRevision)
+	s.limiter.Error(s.log, "decode", err, "bad value skipped", "key", err.Key, "revision", err.ModRevision)
 	if s.opts.ErrorHandler != nil {
-		s.opts.ErrorHandler(err)
+		s.opts.ErrorHandler(ctx, err)
 	}
 }
 

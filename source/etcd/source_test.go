@@ -119,7 +119,7 @@ func TestBadValue(t *testing.T) {
 	var mu sync.Mutex
 	var reported []*etcd.DecodeError
 	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true,
-		ErrorHandler: func(err error) {
+		ErrorHandler: func(_ context.Context, err error) {
 			var de *etcd.DecodeError
 			if assert.ErrorAs(t, err, &de) && assert.ErrorIs(t, err, etcd.ErrDecode) {
 				mu.Lock()

@@ -243,8 +243,7 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			r.failures.Add(1)
-			r.fail(ctx, errorClass(err), err)
+			r.sourceFailed(ctx, err)
 		}
 		if !sleep(ctx, backoff.delay()) {
 			return nil
@@ -337,6 +336,13 @@ func (r *Reflector[T]) fail(ctx context.Context, class ErrorClass, err error) {
 	if r.onError != nil {
 		r.onError(ctx, err)
 	}
+}
+
+// sourceFailed reports a failed list or watch, whether the reflector retries
+// from the same version or relists: one more failure in a row.
+func (r *Reflector[T]) sourceFailed(ctx context.Context, err error) {
+	r.failures.Add(1)
+	r.fail(ctx, errorClass(err), err)
 }
 
 // succeeded ends a run of failures: the source answered.

@@ -107,7 +107,7 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 		})
 		if err != nil {
 			if errors.Is(err, ErrTransient) {
-				r.survived(ctx, fmt.Errorf("%s: streaming list: %w", r.opts.Name, err))
+				r.sourceFailed(ctx, fmt.Errorf("%s: streaming list: %w", r.opts.Name, err))
 				if !sleep(ctx, backoff.delay()) {
 					return nil, ctx.Err()
 				}

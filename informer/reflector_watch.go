@@ -44,7 +44,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 					return nil
 				}
 				if errors.Is(err, ErrTransient) {
-					r.survived(ctx, fmt.Errorf("%s: watch: %w", r.opts.Name, err))
+					r.sourceFailed(ctx, fmt.Errorf("%s: watch: %w", r.opts.Name, err))
 					if !sleep(ctx, backoff.delay()) {
 						return nil
 					}
@@ -65,7 +65,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		case errors.Is(err, errWatchEnded):
 			continue // a normal end: re-watch from the last version
 		case errors.Is(err, ErrTransient):
-			r.survived(ctx, err)
+			r.sourceFailed(ctx, err)
 			if !sleep(ctx, backoff.delay()) {
 				return nil
 			}
@@ -77,7 +77,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			}
 			internalLast = now
 			if now.Sub(internalSince) < r.maxRetry {
-				r.survived(ctx, err)
+				r.sourceFailed(ctx, err)
 				if !sleep(ctx, backoff.delay()) {
 					return nil
 				}
@@ -88,13 +88,6 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		}
 		return err
 	}
-}
-
-// survived reports an error the watch loop recovers from by itself
-// (re-watching from the same version): a metric, and the ErrorHandler.
-func (r *Reflector[T]) survived(ctx context.Context, err error) {
-	r.failures.Add(1)
-	r.fail(ctx, errorClass(err), err)
 }
 
 // handleWatch applies the events of one stream to the store until it ends.

@@ -303,3 +303,28 @@ func TestInformerRoutineEventsAreQuietByDefault(t *testing.T) {
 	})
 	assert.Empty(t, buf.String(), "an expired version and a relist are routine: verbose levels only")
 }
+
+func TestInformerLastingOutageBecomesAnError(t *testing.T) {
+	buf := captureDefaultLog(t)
+	synctest.Test(t, func(t *testing.T) {
+		unreachable := fmt.Errorf("connection refused: %w", informer.ErrTransient)
+		src := informer.SourceFuncs[*item]{
+			ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*item], error) {
+				return informer.ListPage[*item]{Version: "1"}, nil
+			},
+			WatchFunc: func(context.Context, informer.WatchOptions) (informer.Watcher[*item], error) {
+				return nil, unreachable
+			},
+		}
+		inf, err := informer.NewSharedInformer(informer.Options[string, *item]{Source: &src, KeyFunc: itemKey})
+		require.NoError(t, err)
+		start(t, inf)
+		time.Sleep(3 * time.Second) // two or three retries: routine
+		synctest.Wait()
+		assert.NotContains(t, buf.String(), "level=ERROR", "a short outage is routine")
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		assert.Contains(t, buf.String(), "level=ERROR", "an outage that lasts needs a person")
+		assert.Contains(t, buf.String(), "connection refused")
+	})
+}

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -23,7 +24,7 @@ type Group struct {
 }
 
 type groupMember struct {
-	informer any          // a *SharedInformer[K, T]
+	informer Inspector    // a *SharedInformer[K, T]
 	opts     any          // the Options[K, T] it was made from, for InformerFor to compare
 	k, t     reflect.Type // K and T, for InformerFor's errors
 	run      func(ctx context.Context) error
@@ -149,6 +150,19 @@ func (g *Group) Stop(name string) bool {
 		<-m.done
 	}
 	return true
+}
+
+// Inspectors returns the group's informers as of the call, sorted by name,
+// for read-only tools such as a debug page (see package informer/debughttp).
+func (g *Group) Inspectors() []Inspector {
+	g.mu.Lock()
+	names := slices.Sorted(maps.Keys(g.members))
+	out := make([]Inspector, len(names))
+	for i, name := range names {
+		out[i] = g.members[name].informer
+	}
+	g.mu.Unlock()
+	return out
 }
 
 // WaitForSync blocks until every informer of the group, as of the call, has

@@ -42,7 +42,7 @@ type Options[K comparable, T any] struct {
 	// events (a relist after an expired version, a disconnect that recovers)
 	// at V(1) and above. Zero: [slog.Default] through
 	// [logr.FromSlogHandler], which prints errors and hides verbose levels;
-	// pass [logr.Discard]() to silence it.
+	// pass logr.FromSlogHandler(slog.DiscardHandler) to silence it ([logr.Discard] returns the zero Logger, which means this default).
 	Logger logr.Logger
 	// Metrics receives the informer's measurements. Zero: [NoopMetrics].
 	Metrics Metrics

@@ -125,14 +125,16 @@ func TestInformerStuckHandlerIsReportedOncePerCall(t *testing.T) {
 		}}, informer.HandlerOptions{Name: "slowpoke"})
 		require.NoError(t, err)
 		start(t, inf)
+		require.NoError(t, informer.WaitForSync(t.Context(), inf))
 		put(t, src, "slow", "g", 1)
+		synctest.Wait() // the handler is in its call on "slow"
 		put(t, src, "next", "g", 1)
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		h := inf.Health()
 		require.Len(t, h.Handlers, 1)
 		assert.Equal(t, "slow", h.Handlers[0].RunningKey)
-		assert.Equal(t, 1, h.Handlers[0].Backlog)
+		assert.Equal(t, 1, h.Handlers[0].Backlog, "next waits behind slow")
 		assert.Zero(t, h.Handlers[0].StuckCalls)
 		longest, ok := h.LongestCall()
 		require.True(t, ok)
@@ -259,7 +261,7 @@ func TestZeroSharedInformerDoesNotPanic(t *testing.T) {
 
 func TestWaitForVersionSaysWhyWhenTheSourceFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		inf, err := informer.NewSharedInformer(informer.Options[string, *item]{Source: deniedSource(), KeyFunc: itemKey, Logger: logr.Discard()})
+		inf, err := informer.NewSharedInformer(informer.Options[string, *item]{Source: deniedSource(), KeyFunc: itemKey, Logger: logr.FromSlogHandler(slog.DiscardHandler)})
 		require.NoError(t, err)
 		start(t, inf)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

@@ -35,6 +35,7 @@ type listener[K comparable, T any] struct {
 	order   ringbuf.Ring[pendingRef[K]]      // coalescing mode: delivery order
 	pending map[K]*notification[K, T]        // coalescing mode: one per key
 	stopped bool                             // nothing is queued or delivered any more
+	marker  bool                             // the sync marker is queued (not counted in the backlog)
 	// The handler call in progress: started is zero while the goroutine
 	// waits for work; calls counts the notifications taken, so a watchdog
 	// can tell one long call from a series of short ones.
@@ -81,6 +82,9 @@ func newListener[K comparable, T any](h Handler[K, T], name string, coalesce boo
 func (l *listener[K, T]) enqueueLocked(n notification[K, T]) {
 	if l.stopped {
 		return
+	}
+	if n.kind == noteSynced {
+		l.marker = true
 	}
 	switch {
 	case !l.coalesce:
@@ -136,10 +140,14 @@ func (l *listener[K, T]) backlog() int {
 }
 
 func (l *listener[K, T]) backlogLocked() int {
+	n := l.queue.Len()
 	if l.coalesce {
-		return l.order.Len()
+		n = l.order.Len()
 	}
-	return l.queue.Len()
+	if l.marker {
+		n-- // the sync marker is bookkeeping, not a notification
+	}
+	return n
 }
 
 // next pops the next notification and records it as the call in progress.
@@ -148,6 +156,9 @@ func (l *listener[K, T]) next() (notification[K, T], bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n, ok := l.popLocked()
+	if n.kind == noteSynced {
+		l.marker = false
+	}
 	if ok {
 		l.started, l.curKey = time.Now(), n.key
 		l.calls++
@@ -199,6 +210,7 @@ func (l *listener[K, T]) run(ctx context.Context) {
 	defer func() {
 		l.mu.Lock()
 		l.stopped = true
+		l.marker = false
 		l.queue.Clear()
 		l.order.Clear()
 		clear(l.pending)

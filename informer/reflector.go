@@ -88,7 +88,7 @@ type ReflectorOptions[T any] struct {
 	// a passing outage, an outage that lasts, events the store refuses) are
 	// logged at error level, rate-limited; routine ones (version expired,
 	// a disconnect that recovers) at V(1) and above. Zero: [slog.Default]
-	// through [logr.FromSlogHandler]; pass [logr.Discard]() to silence it.
+	// through [logr.FromSlogHandler]; pass logr.FromSlogHandler(slog.DiscardHandler) to silence it ([logr.Discard] returns the zero Logger, which means this default).
 	Logger logr.Logger
 	// ResyncPeriod: while watching, Store.Resync is called this often. Zero:
 	// never. Resync never contacts the source.

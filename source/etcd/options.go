@@ -58,7 +58,7 @@ type Options[T any] struct {
 	// Logger receives the source's logs. Bad values are logged at error
 	// level, at most a few per 10 s (the next message says how many were
 	// left out). Zero: [slog.Default] through [logr.FromSlogHandler], which
-	// prints errors; pass [logr.Discard]() to silence it.
+	// prints errors; pass logr.FromSlogHandler(slog.DiscardHandler) to silence it ([logr.Discard] returns the zero Logger, which means this default).
 	Logger logr.Logger
 }
 

@@ -1,0 +1,107 @@
+package informer
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// Inspector is the read-only, type-erased view of an informer that tools
+// such as a debug page show (see package informer/debughttp): one interface
+// for informers of every key and object type. *[SharedInformer] implements
+// it; [Group.Inspectors] lists a group's. Its methods never write to the
+// informer, never wait for the source or a handler, and are safe for
+// concurrent use.
+type Inspector interface {
+	// Health returns [SharedInformer.Health].
+	Health() Health
+	// Types names the key and object types, as "K → T" with Go's %v
+	// formatting of the types (for example "string → *main.Endpoint").
+	Types() string
+	// IndexStats returns each index's name and number of distinct values,
+	// in index order.
+	IndexStats() []IndexStat
+	// ObjectJSON returns the cached object whose key, formatted with %v,
+	// is key, encoded with encoding/json. found is false if there is none.
+	// Keys of type string and [NamespacedKey] are looked up directly;
+	// others by scanning the keys.
+	//
+	// Possible errors: the object's JSON encoding failed.
+	ObjectJSON(key string) (data []byte, found bool, err error)
+}
+
+// IndexStat describes one index of a cache.
+type IndexStat struct {
+	// Name is the index's name.
+	Name string
+	// Values is the number of distinct values (buckets) the index holds.
+	Values int
+}
+
+var _ Inspector = (*SharedInformer[string, int])(nil)
+
+// Types implements [Inspector].
+func (inf *SharedInformer[K, T]) Types() string {
+	return fmt.Sprintf("%v → %v", reflect.TypeFor[K](), reflect.TypeFor[T]())
+}
+
+// IndexStats implements [Inspector]; a zero SharedInformer has none.
+func (inf *SharedInformer[K, T]) IndexStats() []IndexStat {
+	if inf.indexer == nil {
+		return nil
+	}
+	return inf.indexer.IndexStats()
+}
+
+// ObjectJSON implements [Inspector].
+func (inf *SharedInformer[K, T]) ObjectJSON(key string) ([]byte, bool, error) {
+	obj, ok := findByFormattedKey(inf.Lister(), key)
+	if !ok {
+		return nil, false, nil
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, true, fmt.Errorf("informer %q: object %s: %w", inf.name, key, err)
+	}
+	return data, true, nil
+}
+
+// findByFormattedKey finds the object whose key formats (%v) as key.
+func findByFormattedKey[K comparable, T any](l Lister[K, T], key string) (T, bool) {
+	switch any(*new(K)).(type) {
+	case string:
+		return l.Get(any(key).(K))
+	case NamespacedKey:
+		nk := NamespacedKey{Name: key}
+		for i := range len(key) {
+			if key[i] == '/' {
+				nk = NamespacedKey{Namespace: key[:i], Name: key[i+1:]}
+				break
+			}
+		}
+		return l.Get(any(nk).(K))
+	}
+	for k, obj := range l.All() {
+		if fmt.Sprint(k) == key {
+			return obj, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// IndexStats returns each index's name and number of distinct values, in
+// index order, read under one short read lock.
+func (s *Indexer[K, T]) IndexStats() []IndexStat {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	defs := s.defs.Load() // replaced only under mu: it matches s.st
+	if defs == nil {
+		return nil // a zero Indexer
+	}
+	stats := make([]IndexStat, len(defs.list))
+	for i, idx := range defs.list {
+		stats[i] = IndexStat{Name: idx.Name, Values: len(s.st.indexes[i])}
+	}
+	return stats
+}

@@ -1,6 +1,7 @@
 package informer_test
 
 import (
+	"log/slog"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -72,7 +73,7 @@ func TestInformerReportsSyncVersionsAndHandlerCalls(t *testing.T) {
 		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
 			o.Metrics = m
 			o.StuckHandlerThreshold = -1
-			o.Logger = logr.Discard() // the panic is expected
+			o.Logger = logr.FromSlogHandler(slog.DiscardHandler) // the panic is expected (logr.Discard() is the zero Logger: the default)
 		})
 		_, err := inf.AddHandler(informer.HandlerFuncs[string, *item]{
 			AddFunc: func(it *item, _ bool) {

@@ -36,8 +36,9 @@ type listener[K comparable, T any] struct {
 	// reportMu orders the backlog reports of this listener (processing loop
 	// and listener goroutine): each reads the backlog and reports it while
 	// holding it, so the last value reported is current. It guards no
-	// state; only Metrics.HandlerBacklog runs under it, and it is never
-	// held with mu or the informer's mu.
+	// state; only Metrics.HandlerBacklog (and a read of the backlog under
+	// mu, taken after it) runs under it. It is never taken while mu or the
+	// informer's mu is held.
 	reportMu sync.Mutex
 
 	// mu guards the queues, stopped and the current call's bookkeeping.

@@ -190,7 +190,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		batch:      opts.BatchSize,
 		indexer:    indexer,
 		fifo:       fifo,
-		versions:   newVersionTracker(opts.Name, opts.Source, fifo.sequences),
+		versions:   newVersionTracker(opts.Name, opts.Source, fifo.sequences, opts.Metrics),
 		syncedCh:   make(chan struct{}),
 		resyncDue:  make(map[*listener[K, T]]bool),
 		resyncNext: make(map[*listener[K, T]]time.Time),
@@ -243,6 +243,7 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		return fmt.Errorf("informer %q has stopped and cannot run again; build a new one with NewSharedInformer "+
 			"(in a Group: Group.Stop, then InformerFor): %w", inf.name, ErrClosed)
 	}
+	started := time.Now() // for Metrics.Synced
 	inf.state = stateRunning
 	inf.runCtx = ctx
 	inf.reflOpts.ResyncPeriod = inf.reflectorResyncLocked()
@@ -264,7 +265,7 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	wg.Go(func() {
 		select {
 		case <-inf.fifo.Synced():
-			inf.markSynced()
+			inf.markSynced(started)
 		case <-ctx.Done():
 		}
 	})
@@ -345,19 +346,23 @@ func (inf *SharedInformer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	return inf.indexer.AddIndexes(indexes...)
 }
 
-// markSynced records that the cache holds the first list, and queues the
-// sync marker behind the initial adds of every handler registered so far.
-func (inf *SharedInformer[K, T]) markSynced() {
+// markSynced records that the cache holds the first list, queues the sync
+// marker behind the initial adds of every handler registered so far, and
+// reports the time since Run started (at started) to Metrics.
+func (inf *SharedInformer[K, T]) markSynced(started time.Time) {
 	inf.mu.Lock()
-	defer inf.mu.Unlock()
 	if inf.HasSynced() {
+		inf.mu.Unlock()
 		return
 	}
 	close(inf.syncedCh) // only here, under mu
 	for _, l := range inf.listeners {
 		l.enqueue(notification[K, T]{kind: noteSynced})
 	}
-	inf.log.V(2).Info("cache synced", "objects", inf.indexer.Len())
+	inf.mu.Unlock()
+	took := time.Since(started)
+	inf.metrics.Synced(inf.name, took)
+	inf.log.V(2).Info("cache synced", "objects", inf.indexer.Len(), "after", took)
 }
 
 // Syncer is anything that reports its initial sync through a channel:

@@ -28,6 +28,18 @@ type listener[K comparable, T any] struct {
 	onPanic  func(name string, err error)
 	resync   time.Duration // zero: never resynced
 	running  bool          // its goroutine was started; guarded by the informer's mu
+	// The informer's name and Metrics (NoopMetrics unless AddHandler sets
+	// them): call durations and backlogs are reported there.
+	informer string
+	metrics  Metrics
+
+	// reportMu orders the backlog reports of this listener (processing loop
+	// and listener goroutine): each reads the backlog and reports it while
+	// holding it, so the last value reported is current. It guards no
+	// state; only Metrics.HandlerBacklog (and a read of the backlog under
+	// mu, taken after it) runs under it. It is never taken while mu or the
+	// informer's mu is held.
+	reportMu sync.Mutex
 
 	// mu guards the queues, stopped and the current call's bookkeeping.
 	mu      sync.Mutex
@@ -67,6 +79,7 @@ func newListener[K comparable, T any](h Handler[K, T], name string, coalesce boo
 		coalesce: coalesce,
 		resync:   resync,
 		onPanic:  onPanic,
+		metrics:  NoopMetrics{},
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -139,6 +152,13 @@ func (l *listener[K, T]) backlog() int {
 	return l.backlogLocked()
 }
 
+// reportBacklog reports the handler's backlog to Metrics (see reportMu).
+func (l *listener[K, T]) reportBacklog() {
+	l.reportMu.Lock()
+	defer l.reportMu.Unlock()
+	l.metrics.HandlerBacklog(l.informer, l.name, l.backlog())
+}
+
 func (l *listener[K, T]) backlogLocked() int {
 	n := l.queue.Len()
 	if l.coalesce {
@@ -150,12 +170,13 @@ func (l *listener[K, T]) backlogLocked() int {
 	return n
 }
 
-// next pops the next notification and records it as the call in progress.
-// It reports false when the queue is empty or the listener is stopped.
-func (l *listener[K, T]) next() (notification[K, T], bool) {
+// next pops the next notification and records it as the call in progress,
+// started at the time it returns. It reports false when the queue is empty
+// or the listener is stopped.
+func (l *listener[K, T]) next() (n notification[K, T], started time.Time, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n, ok := l.popLocked()
+	n, ok = l.popLocked()
 	if n.kind == noteSynced {
 		l.marker = false
 	}
@@ -166,7 +187,7 @@ func (l *listener[K, T]) next() (notification[K, T], bool) {
 		var zero K
 		l.started, l.curKey = time.Time{}, zero
 	}
-	return n, ok
+	return n, l.started, ok
 }
 
 func (l *listener[K, T]) popLocked() (notification[K, T], bool) {
@@ -216,9 +237,16 @@ func (l *listener[K, T]) run(ctx context.Context) {
 		clear(l.pending)
 		l.mu.Unlock()
 	}()
+	busy := false // a notification was taken since the last idle report
 	for {
-		n, ok := l.next()
+		n, started, ok := l.next()
 		if !ok {
+			if busy {
+				// Caught up: report it, or the backlog last reported (by
+				// the processing loop, at enqueue time) would stand.
+				busy = false
+				l.reportBacklog()
+			}
 			select {
 			case <-done:
 				return
@@ -233,15 +261,28 @@ func (l *listener[K, T]) run(ctx context.Context) {
 			return
 		default:
 		}
-		l.deliver(n)
+		busy = true
+		l.deliver(n, started)
 	}
 }
 
 // deliver calls the handler for one notification, recovering a panic so the
-// listener goes on with the next one.
-func (l *listener[K, T]) deliver(n notification[K, T]) {
+// listener goes on with the next one. It observes the call's duration from
+// started, the time next recorded for the watchdog: one clock reading per
+// call is added, at its end.
+func (l *listener[K, T]) deliver(n notification[K, T], started time.Time) {
+	if n.kind == noteSynced {
+		select {
+		case <-l.synced:
+		default:
+			close(l.synced)
+		}
+		return
+	}
 	defer func() {
-		if p := recover(); p != nil {
+		p := recover()
+		l.metrics.HandlerCallDuration(l.informer, l.name, time.Since(started))
+		if p != nil {
 			l.onPanic(l.name, fmt.Errorf("%w: handler %q panicked: %v\n%s", ErrHandlerPanic, l.name, p, debug.Stack()))
 		}
 	}()
@@ -255,11 +296,5 @@ func (l *listener[K, T]) deliver(n notification[K, T]) {
 	case noteReplaced:
 		l.handler.OnDelete(Deletion[K, T]{Key: n.key, Object: n.old, FinalStateUnknown: n.unknown})
 		l.handler.OnAdd(n.obj, n.initial)
-	case noteSynced:
-		select {
-		case <-l.synced:
-		default:
-			close(l.synced)
-		}
 	}
 }

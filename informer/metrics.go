@@ -22,7 +22,13 @@ const (
 // Adapters to metrics libraries implement it; [NoopMetrics] is the default.
 //
 // Label cardinality is bounded by design: informer and handler names are
-// chosen by the program, never derived from data.
+// chosen by the program, never derived from data. Versions are never passed
+// as values: [Metrics.VersionApplied] gets the time a version was applied.
+//
+// Methods may be added to Metrics as the informer learns to measure more:
+// embed [NoopMetrics] in an implementation so that it keeps compiling.
+// github.com/ginformer/ginformer/metrics/prometheus (its own module)
+// implements it on the Prometheus client library.
 type Metrics interface {
 	// EventReceived counts one watch event of type t from the source.
 	EventReceived(informer string, t EventType)
@@ -35,11 +41,31 @@ type Metrics interface {
 	// QueueDepth reports the number of keys waiting in the informer's queue.
 	QueueDepth(informer string, n int)
 	// HandlerBacklog reports the notifications (or, coalescing, keys)
-	// waiting for one handler.
+	// waiting for one handler: after each batch the informer queues, and
+	// when the handler has caught up (0). Calls for one handler never
+	// overlap, and each reads the backlog afresh, so the last value
+	// reported is current.
 	HandlerBacklog(informer, handler string, n int)
 	// ProcessingLatency observes the time from popping a batch off the queue
 	// to having applied it to the store and queued its notifications.
 	ProcessingLatency(informer string, d time.Duration)
+	// HandlerCallDuration observes one call of a handler, from taking the
+	// notification off the handler's queue to the handler's return (or
+	// panic). A notification that replaces an object (delete, then add) is
+	// one call. The informer's sync marker, which runs no handler code, is
+	// not observed.
+	HandlerCallDuration(informer, handler string, d time.Duration)
+	// VersionApplied reports that the cache applied a version of the source
+	// at time at: every change up to that version is visible through the
+	// Lister (see [SharedInformer.WaitForVersion]). A bookmark applies its
+	// version again, so at says how recently the cache was known current
+	// ([Health].AppliedAt). Calls for one informer may come from two
+	// goroutines; a report may reach Metrics a moment after a later one.
+	VersionApplied(informer string, at time.Time)
+	// Synced reports that the cache holds the source's first complete list,
+	// sinceStart after [SharedInformer.Run] started. It is called once per
+	// informer (an informer runs once).
+	Synced(informer string, sinceStart time.Duration)
 }
 
 // NoopMetrics is a [Metrics] that records nothing. Embed it in a partial
@@ -66,5 +92,14 @@ func (NoopMetrics) HandlerBacklog(string, string, int) {}
 
 // ProcessingLatency does nothing.
 func (NoopMetrics) ProcessingLatency(string, time.Duration) {}
+
+// HandlerCallDuration does nothing.
+func (NoopMetrics) HandlerCallDuration(string, string, time.Duration) {}
+
+// VersionApplied does nothing.
+func (NoopMetrics) VersionApplied(string, time.Time) {}
+
+// Synced does nothing.
+func (NoopMetrics) Synced(string, time.Duration) {}
 
 var _ Metrics = NoopMetrics{}

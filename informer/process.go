@@ -51,7 +51,7 @@ type batchProcessor[K comparable, T any] struct {
 	syncs  []bool // per note: a resync (only for handlers due)
 
 	refused  []error           // writes refused at commit
-	backlogs []listenerBacklog // per handler, after this batch
+	notified []*listener[K, T] // the handlers whose backlog to report
 }
 
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
@@ -107,7 +107,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		p.appendNotes(w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
 	}
 	anySync := slices.Contains(p.syncs, true)
-	p.backlogs = p.backlogs[:0]
+	p.notified = append(p.notified[:0], inf.listeners...)
 	for _, l := range inf.listeners {
 		resync := anySync && inf.resyncing(l)
 		l.mu.Lock()
@@ -116,7 +116,6 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 				l.enqueueLocked(n)
 			}
 		}
-		p.backlogs = append(p.backlogs, listenerBacklog{l.name, l.backlogLocked()})
 		l.mu.Unlock()
 		l.signal()
 	}
@@ -126,9 +125,10 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	for _, err := range p.refused {
 		inf.report(ErrorClassStore, err)
 	}
-	for _, b := range p.backlogs {
-		inf.metrics.HandlerBacklog(inf.name, b.name, b.n)
+	for _, l := range p.notified {
+		l.reportBacklog()
 	}
+	clear(p.notified) // a removed handler is not kept until the next batch
 	inf.metrics.ProcessingLatency(inf.name, time.Since(start))
 }
 
@@ -153,11 +153,6 @@ func (p *batchProcessor[K, T]) release(s *Indexer[K, T]) {
 	} else {
 		clear(p.notes)
 	}
-}
-
-type listenerBacklog struct {
-	name string
-	n    int
 }
 
 // storablePrefix shortens ds to its longest prefix whose last delta can be

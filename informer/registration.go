@@ -71,6 +71,7 @@ func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions
 	// The listener is complete (its resync period included) before the
 	// resync schedule, read by the reflector's goroutine, publishes it.
 	l := newListener(h, opts.Name, opts.Coalesce, period, inf.handlerPanicked)
+	l.informer, l.metrics = inf.name, inf.metrics
 	if period > 0 {
 		inf.resyncMu.Lock()
 		inf.resyncNext[l] = time.Now().Add(period)

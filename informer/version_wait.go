@@ -45,6 +45,7 @@ type versionTracker struct {
 	name    string
 	cmp     VersionComparer                // nil: versions compare by equality only
 	seqs    func() (tail, finished uint64) // the FIFO's sequence numbers
+	metrics Metrics                        // told of each newer version applied, after mu is released
 	stopped chan struct{}                  // closed by stop
 	stop    func()                         // closes stopped, once
 
@@ -75,8 +76,11 @@ type versionWaiter struct {
 	refs    int           // callers waiting
 }
 
-func newVersionTracker(name string, src any, seqs func() (tail, finished uint64)) *versionTracker {
-	t := &versionTracker{name: name, seqs: seqs, stopped: make(chan struct{})}
+func newVersionTracker(name string, src any, seqs func() (tail, finished uint64), m Metrics) *versionTracker {
+	if m == nil {
+		m = NoopMetrics{}
+	}
+	t := &versionTracker{name: name, seqs: seqs, metrics: m, stopped: make(chan struct{})}
 	t.stop = sync.OnceFunc(func() { close(t.stopped) })
 	t.cmp, _ = src.(VersionComparer)
 	if t.cmp == nil {
@@ -93,7 +97,6 @@ func (t *versionTracker) record(version string) {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	tail, finished := t.seqs()
 	t.received++
 	m := versionMark{seq: tail, ordinal: t.received, version: version}
@@ -107,7 +110,9 @@ func (t *versionTracker) record(version string) {
 	} else {
 		t.pending.Push(m)
 	}
-	t.advanceLocked(finished)
+	at, applied := t.advanceLocked(finished)
+	t.mu.Unlock()
+	t.reportApplied(at, applied)
 }
 
 // rememberLocked adds m to the recently received versions and gives waiters
@@ -130,14 +135,25 @@ func (t *versionTracker) rememberLocked(m versionMark) {
 // finished. The processing loop calls it after each batch.
 func (t *versionTracker) advance() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	_, finished := t.seqs()
-	t.advanceLocked(finished)
+	at, applied := t.advanceLocked(finished)
+	t.mu.Unlock()
+	t.reportApplied(at, applied)
+}
+
+// reportApplied tells Metrics of a newer version applied at time at, if
+// applied. It is called without t.mu held: Metrics is not the tracker's code.
+func (t *versionTracker) reportApplied(at time.Time, applied bool) {
+	if applied {
+		t.metrics.VersionApplied(t.name, at)
+	}
 }
 
 // advanceLocked applies every pending version whose changes are all below
 // the FIFO's finished sequence number, and wakes the waiters it satisfies.
-func (t *versionTracker) advanceLocked(finished uint64) {
+// It returns the time it applied a newer version, and false if it applied
+// none.
+func (t *versionTracker) advanceLocked(finished uint64) (time.Time, bool) {
 	changed := false
 	for {
 		m, ok := t.pending.Peek()
@@ -148,7 +164,7 @@ func (t *versionTracker) advanceLocked(finished uint64) {
 		t.applied, changed = m, true
 	}
 	if !changed {
-		return
+		return time.Time{}, false
 	}
 	t.appliedAt = time.Now()
 	if t.advanced != nil {
@@ -161,6 +177,7 @@ func (t *versionTracker) advanceLocked(finished uint64) {
 			delete(t.waiters, v)
 		}
 	}
+	return t.appliedAt, true
 }
 
 // appliedVersion returns the last version the cache has applied and when it

@@ -73,7 +73,7 @@ func (vt *versionTracker) waitFor(ctx context.Context, version string) error {
 func TestVersionTrackerEquality(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seqs := &fakeSeqs{}
-		vt := newVersionTracker("t", nil, seqs.get)
+		vt := newVersionTracker("t", nil, seqs.get, nil)
 		vt.record("v0") // nothing queued: applied at once
 		require.NoError(t, vt.waitFor(t.Context(), "v0"))
 
@@ -114,7 +114,7 @@ func TestVersionTrackerEquality(t *testing.T) {
 // older ones no longer match, even though they were applied.
 func TestVersionTrackerRemembers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		vt := newVersionTracker("t", nil, (&fakeSeqs{}).get)
+		vt := newVersionTracker("t", nil, (&fakeSeqs{}).get, nil)
 		for i := range rememberedVersions + 10 {
 			vt.record("v" + strconv.Itoa(i))
 		}
@@ -134,7 +134,7 @@ func TestVersionTrackerRemembers(t *testing.T) {
 func TestVersionTrackerOrdered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seqs := &fakeSeqs{}
-		vt := newVersionTracker("t", intComparer{}, seqs.get)
+		vt := newVersionTracker("t", intComparer{}, seqs.get, nil)
 		w5 := waitAsync(t.Context(), vt.waitFor, "5")
 		requirePending(t, w5)
 		seqs.set(1, 0)

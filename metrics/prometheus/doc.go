@@ -1,0 +1,34 @@
+// Package prometheus implements [informer.Metrics] on the Prometheus client
+// library (github.com/prometheus/client_golang). It is its own module, so
+// that the core module never depends on that library:
+//
+//	go get github.com/ginformer/ginformer/metrics/prometheus
+//
+// Build one [Metrics] with [New], register it, and pass it as the Metrics
+// option of every informer (see the example). Its name clashes with the
+// client library's package: import it under another name, such as
+// informerprom.
+//
+// The metrics (their help text and docs/metrics.md in the repository say
+// what each measures):
+//
+//	name                                              type       labels
+//	ginformer_watch_events_total                      counter    informer, type
+//	ginformer_lists_total                             counter    informer
+//	ginformer_watch_restarts_total                    counter    informer
+//	ginformer_errors_total                            counter    informer, class
+//	ginformer_queue_depth                             gauge      informer
+//	ginformer_handler_backlog                         gauge      informer, handler
+//	ginformer_processing_latency_seconds              histogram  informer
+//	ginformer_handler_call_duration_seconds           histogram  informer, handler
+//	ginformer_last_applied_version_timestamp_seconds  gauge      informer
+//	ginformer_initial_sync_duration_seconds           gauge      informer
+//
+// informer is [informer.Options].Name, handler is
+// [informer.HandlerOptions].Name, type is the watch event's type (added,
+// modified, deleted, bookmark, error), class an [informer.ErrorClass].
+// Label values are bounded: informer and handler names are chosen by the
+// program (name the handlers: unnamed ones are "handler-N"), event types
+// and error classes are enums, and versions are never labels: the time a
+// version was applied is a gauge's value.
+package prometheus

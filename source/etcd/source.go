@@ -23,10 +23,10 @@ import (
 )
 
 // Source is an [informer.Source] of the keys under a prefix of etcd. See the
-// package doc for versions, watches, liveness, filters and bad values. It is
-// safe for concurrent use; it holds no resources of its own besides open
-// watches, each ended by its context or Stop. Use [New]; the zero value is
-// not usable.
+// package doc for versions, watches, connections and liveness, filters and
+// bad values. It is safe for concurrent use; it holds no resources of its
+// own besides open watches (each with its goroutine and connection), each
+// ended by its context or Stop. Use [New]; the zero value is not usable.
 type Source[T any] struct {
 	opts     Options[T]
 	log      logr.Logger
@@ -81,7 +81,9 @@ func (s *Source[T]) DecodeErrors() uint64 { return s.decodeN.Load() }
 // RequestProgress asks every watch of the source open now for a progress
 // notification: each soon delivers a Bookmark whose version is a revision up
 // to which it has delivered every change (etcd's on-demand progress). A
-// watch still replaying history answers once it has caught up.
+// watch still replaying history answers once it has caught up, and one not
+// yet confirmed by etcd (or still sending a streaming list's initial events)
+// once it is confirmed.
 //
 // Possible errors: the client's, classified as by List (ErrTransient when
 // etcd is unreachable), joined over the watches; ctx.Err().

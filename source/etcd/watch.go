@@ -19,11 +19,12 @@ import (
 const streamKey = "ginformer-watch"
 
 // Watch opens a watch of the prefix: every change after opts.Version, in
-// revision order, then live. See the package doc for bookmarks, liveness,
-// filters and bad values. The stream ends (its channel closed) when ctx is
-// done, on Stop, after opts.Timeout, or after an Error event: wrapping
-// [informer.ErrExpired] when the start revision is compacted,
-// [informer.ErrTransient] when etcd has no leader or does not answer.
+// revision order, then live. See the package doc for bookmarks, connections
+// and liveness, filters and bad values. The stream ends (its channel closed)
+// when ctx is done, on Stop, after opts.Timeout, or after an Error event:
+// wrapping [informer.ErrExpired] when the start revision is compacted,
+// [informer.ErrTransient] when etcd has no leader or does not answer, or the
+// watch's connection is lost.
 //
 // Possible errors (returned): [informer.ErrInvalidOptions] for a bad version;
 // with SendInitialEvents, those of [Source.List].

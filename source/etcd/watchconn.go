@@ -85,8 +85,11 @@ func (c *watchConn) monitor() {
 		switch {
 		case st == connectivity.Ready:
 			ready = true
-		case ready || st == connectivity.TransientFailure || st == connectivity.Shutdown:
-			c.setLost(fmt.Errorf("connection to %s: %s", c.endpoint, strings.ToLower(st.String())))
+		case ready:
+			c.setLost(fmt.Errorf("connection to %s lost (%s)", c.endpoint, strings.ToLower(st.String())))
+			return
+		case st == connectivity.TransientFailure || st == connectivity.Shutdown:
+			c.setLost(fmt.Errorf("connection to %s failed (%s)", c.endpoint, strings.ToLower(st.String())))
 			return
 		}
 		if !c.conn.WaitForStateChange(c.lost, st) {

@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,12 +54,14 @@ func newRevChecker(t *testing.T) *revChecker {
 		changed: make(chan struct{}, 1)}
 }
 
-// waitRev waits until the handler has seen revision rev, or timeout.
-func (c *revChecker) waitRev(rev int64, timeout time.Duration) bool {
+// waitPresent waits until the keys the handler was told about are want
+// (handlers are told in queue order, not revision order across keys), or
+// timeout. It reports whether they are.
+func (c *revChecker) waitPresent(want map[string]int64, timeout time.Duration) bool {
 	deadline := time.After(timeout)
 	for {
 		c.mu.Lock()
-		done := c.maxRev >= rev
+		done := maps.Equal(c.present, want)
 		c.mu.Unlock()
 		if done {
 			return true
@@ -71,14 +74,21 @@ func (c *revChecker) waitRev(rev int64, timeout time.Duration) bool {
 	}
 }
 
+// seen records a call for key at rev: a put (add or update) or a deletion.
 func (c *revChecker) seen(op, key string, rev int64) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if rev < c.last[key] {
 		c.t.Errorf("%s %s at revision %d after revision %d", op, key, rev, c.last[key])
 	}
 	c.last[key] = rev
 	c.maxRev = max(c.maxRev, rev)
+	if op == "delete" {
+		delete(c.present, key)
+		c.deleted[key] = rev
+	} else {
+		c.present[key] = rev
+	}
+	c.mu.Unlock()
 	select {
 	case c.changed <- struct{}{}:
 	default:
@@ -87,24 +97,10 @@ func (c *revChecker) seen(op, key string, rev int64) {
 
 func (c *revChecker) handler() informer.Handler[string, *etcd.Object[obj]] {
 	return informer.HandlerFuncs[string, *etcd.Object[obj]]{
-		AddFunc: func(o *etcd.Object[obj], _ bool) {
-			c.seen("add", o.Key, o.ModRevision)
-			c.mu.Lock()
-			c.present[o.Key] = o.ModRevision
-			c.mu.Unlock()
-		},
-		UpdateFunc: func(_, o *etcd.Object[obj]) {
-			c.seen("update", o.Key, o.ModRevision)
-			c.mu.Lock()
-			c.present[o.Key] = o.ModRevision
-			c.mu.Unlock()
-		},
+		AddFunc:    func(o *etcd.Object[obj], _ bool) { c.seen("add", o.Key, o.ModRevision) },
+		UpdateFunc: func(_, o *etcd.Object[obj]) { c.seen("update", o.Key, o.ModRevision) },
 		DeleteFunc: func(d informer.Deletion[string, *etcd.Object[obj]]) {
 			c.seen("delete", d.Key, d.Object.ModRevision)
-			c.mu.Lock()
-			delete(c.present, d.Key)
-			c.deleted[d.Key] = d.Object.ModRevision
-			c.mu.Unlock()
 		},
 	}
 }
@@ -248,7 +244,7 @@ func TestClusterBlackholeRecovers(t *testing.T) {
 	require.Equal(t, want, got, "cache")
 
 	// The handler catches up with the cache; every deletion reached it.
-	require.True(t, rc.waitRev(final, recovery), "handler behind the cache")
+	rc.waitPresent(want, recovery)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	require.Equal(t, want, rc.present, "keys the handler was told about")

@@ -125,26 +125,28 @@ var errNotConfirmed = errors.New("watch not confirmed")
 func (c *watchConn) create(ctx context.Context, timeout time.Duration, key string, opts ...clientv3.OpOption) (clientv3.WatchChan, error) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	c.release = func() { cancel(nil) }
+	stopTimer, stopLost := func() bool { return true }, func() bool { return true }
 	if timeout >= 0 {
-		t := time.AfterFunc(timeout, func() { cancel(errNotConfirmed) })
-		defer t.Stop()
+		stopTimer = time.AfterFunc(timeout, func() { cancel(errNotConfirmed) }).Stop
 	}
 	if c.lost != nil {
-		stop := context.AfterFunc(c.lost, func() { cancel(context.Cause(c.lost)) })
-		defer stop()
+		stopLost = context.AfterFunc(c.lost, func() { cancel(context.Cause(c.lost)) })
 	}
 	wch := c.Watch(wctx, key, opts...)
-	if wctx.Err() == nil {
-		return wch, nil
-	}
-	switch cause := context.Cause(wctx); {
+	// Whether either fired, known once both are stopped: a watch confirmed
+	// as the deadline passed fails all the same, rather than being cut later.
+	timedOut, lost := !stopTimer(), !stopLost()
+	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case errors.Is(cause, errNotConfirmed):
-		return nil, fmt.Errorf("%w by %s within %v: %w", cause, c.describe(), timeout, informer.ErrTransient)
-	default:
+	case timedOut:
+		cancel(errNotConfirmed)
+		return nil, fmt.Errorf("%w by %s within %v: %w", errNotConfirmed, c.describe(), timeout, informer.ErrTransient)
+	case lost:
+		cancel(context.Cause(c.lost))
 		return nil, c.lostErr()
 	}
+	return wch, nil
 }
 
 // requestProgress asks the watch on conn (ctx carries its stream's

@@ -28,7 +28,7 @@ func proxied(t *testing.T) (*etcdtest.Proxy, *clientv3.Client) {
 
 // errorWithin waits for the watch's Error event, skipping bookmarks, and
 // returns it with the time it took.
-func errorWithin(t *testing.T, w informer.Watcher[*etcd.Object[obj]], timeout time.Duration) (error, time.Duration) {
+func errorWithin(t *testing.T, w informer.Watcher[*etcd.Object[obj]], timeout time.Duration) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	ev := next(t, w)
@@ -38,7 +38,7 @@ func errorWithin(t *testing.T, w informer.Watcher[*etcd.Object[obj]], timeout ti
 	require.Less(t, took, timeout, "error after %v: %v", took, ev.Err)
 	_, ok := <-w.Events()
 	require.False(t, ok, "closed after the Error event")
-	return ev.Err, took
+	return took, ev.Err
 }
 
 // A watch opened while the network drops everything fails within
@@ -57,7 +57,7 @@ func TestWatchCreationDeadline(t *testing.T) {
 	w, err := src.Watch(t.Context(), informer.WatchOptions{Version: page.Version})
 	require.NoError(t, err)
 	defer w.Stop()
-	err, took := errorWithin(t, w, 3*time.Second)
+	took, err := errorWithin(t, w, 3*time.Second)
 	require.ErrorContains(t, err, "not confirmed")
 	t.Logf("creation on a dead network failed in %v: %v", took, err)
 
@@ -85,7 +85,7 @@ func TestWatchConnectionLost(t *testing.T) {
 	require.Equal(t, "a", next(t, w).Object.Key)
 
 	proxy.SetRefuse(true)
-	err, took := errorWithin(t, w, 3*time.Second)
+	took, err := errorWithin(t, w, 3*time.Second)
 	require.ErrorContains(t, err, "connection to")
 	t.Logf("lost connection reported in %v: %v", took, err)
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -26,7 +25,7 @@ func recommendedClient(t *testing.T, endpoints []string) *clientv3.Client {
 	t.Helper()
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            endpoints,
-		DialTimeout:          2 * time.Second,
+		DialTimeout:          5 * time.Second,
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: 5 * time.Second,
 		Logger:               zap.NewNop(),
@@ -179,11 +178,8 @@ func TestClusterBlackholeRecovers(t *testing.T) {
 		bw.step(t)
 	}
 
-	src := newSource(t, etcd.Options[obj]{Client: recommendedClient(t, viaProxies), Prefix: prefix, StripPrefix: true,
-		Logger: logr.Discard()})
-	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{
-		Source: src, KeyFunc: etcd.KeyFunc[obj], Logger: logr.Discard(),
-	})
+	src := newSource(t, etcd.Options[obj]{Client: recommendedClient(t, viaProxies), Prefix: prefix, StripPrefix: true})
+	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{Source: src, KeyFunc: etcd.KeyFunc[obj]})
 	require.NoError(t, err)
 	rc := newRevChecker(t)
 	_, err = inf.AddHandler(rc.handler(), informer.HandlerOptions{Name: "revisions"})

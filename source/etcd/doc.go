@@ -74,7 +74,7 @@
 // new connection to the next endpoint, so the recovery does not wait for
 // gRPC to find each dead connection: once the network heals, the informer
 // is current again within LivenessTimeout plus the reflector's backoff
-// delay (about 1–1.5 s after a 5 s blackhole of every member, in the
+// delay (0.9–1.7 s after a 5 s blackhole of every member, in the
 // tests). That delay grows during a long outage (client-go's 0.8 s doubling
 // to 30 s, plus jitter); [informer.Backoff].Max caps it.
 //

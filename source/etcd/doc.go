@@ -74,9 +74,9 @@
 // new connection to the next endpoint, so the recovery does not wait for
 // gRPC to find each dead connection: once the network heals, the informer
 // is current again within LivenessTimeout plus the reflector's backoff
-// delay (0.9–1.7 s after a 5 s blackhole of every member, in the
-// tests). That delay grows during a long outage (client-go's 0.8 s doubling
-// to 30 s, plus jitter); [informer.Backoff].Max caps it.
+// delay: in the tests, 0.9–1.7 s after a 5 s blackhole of every member. The
+// delay grows during a long outage (client-go's 0.8 s doubling to 30 s,
+// plus jitter); [informer.Backoff].Max caps it.
 //
 // Recommended client settings:
 //

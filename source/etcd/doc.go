@@ -51,18 +51,49 @@
 // it has fully delivered (etcd's on-demand progress), the consistent way to
 // learn that a watch has caught up with a write.
 //
-// # Liveness
+// # Connections and liveness
+//
+// Each watch runs on a gRPC connection of its own to one of the client's
+// endpoints, taken in turn, dialled with the client's own settings
+// ([clientv3.Client.Dial]: TLS, credentials, keepalive, dial options) and
+// closed when the watch ends. Lists use the client. A client whose Watcher
+// was replaced (namespace.NewWatcher, for one) or that has no endpoints is
+// used as it is: its watches share its connections.
 //
 // A watch whose connection is silently dropped (a half-open TCP flow: no
 // traffic, no close, no error) would otherwise wait forever: etcd's client
-// resumes broken streams by itself and gRPC keepalive cannot be set under
-// 10 s. Each watch therefore sends a progress request after
-// [Options.LivenessInterval] without news from etcd, and ends with an Error
-// event wrapping [informer.ErrTransient] when no answer comes within
-// [Options.LivenessTimeout]: the reflector re-watches from the last revision
-// it applied, on a fresh watch stream. The new stream can only succeed once
-// gRPC has replaced the dead transport, which its keepalive does: give the
-// client DialKeepAliveTime (10 s floor) and DialKeepAliveTimeout.
+// resumes broken streams by itself, and gRPC keepalive cannot be set under
+// 10 s and only pings a connection while a stream uses it. Each watch
+// therefore sends a progress request after [Options.LivenessInterval]
+// without news from etcd, and ends with an Error event wrapping
+// [informer.ErrTransient] when no answer comes within
+// [Options.LivenessTimeout]; etcd must confirm a new watch within
+// LivenessTimeout too. A watch also ends with ErrTransient at once when its
+// connection closes or fails (its member went away) or the client is
+// closed. The reflector re-watches from the last revision it applied, on a
+// new connection to the next endpoint, so the recovery does not wait for
+// gRPC to find each dead connection: once the network heals, the informer
+// is current again within LivenessTimeout plus the reflector's backoff
+// delay: in the tests, 0.9–1.7 s after a 5 s blackhole of every member. The
+// delay grows during a long outage (client-go's 0.8 s doubling to 30 s,
+// plus jitter); [informer.Backoff].Max caps it.
+//
+// Recommended client settings:
+//
+//	clientv3.Config{
+//		Endpoints:            endpoints,        // every member
+//		DialTimeout:          5 * time.Second,  // bounds authentication
+//		DialKeepAliveTime:    10 * time.Second, // gRPC's floor
+//		DialKeepAliveTimeout: 5 * time.Second,
+//	}
+//
+// Keepalive drops the client's own dead connections (those lists use): one
+// that a request waits on is closed within DialKeepAliveTime +
+// DialKeepAliveTimeout of its last traffic, and etcd's client retries the
+// read on another member. It also bounds, through TCP_USER_TIMEOUT, how long
+// the kernel keeps a connection whose sent data is not acknowledged. Leave
+// PermitWithoutStream off: etcd servers do not accept pings on connections
+// without streams and close them ("too_many_pings").
 //
 // # Filters and bad values
 //

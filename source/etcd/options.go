@@ -15,9 +15,10 @@ import (
 // Options configures a [Source]. Client is required; every other field's
 // zero value is a safe default.
 type Options[T any] struct {
-	// Client talks to etcd. Required. The source never closes it. For
-	// half-open connections to be replaced, set its DialKeepAliveTime and
-	// DialKeepAliveTimeout (see the package doc, Liveness).
+	// Client talks to etcd. Required. The source never closes it; each
+	// watch runs on a connection of its own dialled from it and closed when
+	// the watch ends. See the package doc (Connections and liveness) for
+	// the recommended settings: DialKeepAliveTime and DialKeepAliveTimeout.
 	Client *clientv3.Client
 	// Prefix is the key prefix the source covers. Zero: the whole keyspace.
 	// A prefix normally ends with "/", so "/a" does not also cover "/ab".
@@ -47,8 +48,9 @@ type Options[T any] struct {
 	// asks for a progress notification. Zero: 2 s.
 	LivenessInterval time.Duration
 	// LivenessTimeout: a watch whose progress request gets no answer within
-	// this long ends with an Error event wrapping [informer.ErrTransient].
-	// Zero: 3 s. Negative: no liveness check.
+	// this long, or that etcd does not confirm within this long of opening
+	// it, ends with an Error event wrapping [informer.ErrTransient]. Zero:
+	// 3 s. Negative: no liveness check, and no limit on the confirmation.
 	LivenessTimeout time.Duration
 	// ErrorHandler is told of each bad value, a *[DecodeError], from the
 	// source's goroutines (ctx is the List or Watch call's); it must be safe

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,10 +23,10 @@ import (
 )
 
 // Source is an [informer.Source] of the keys under a prefix of etcd. See the
-// package doc for versions, watches, liveness, filters and bad values. It is
-// safe for concurrent use; it holds no resources of its own besides open
-// watches, each ended by its context or Stop. Use [New]; the zero value is
-// not usable.
+// package doc for versions, watches, connections and liveness, filters and
+// bad values. It is safe for concurrent use; it holds no resources of its
+// own besides open watches (each with its goroutine and connection), each
+// ended by its context or Stop. Use [New]; the zero value is not usable.
 type Source[T any] struct {
 	opts     Options[T]
 	log      logr.Logger
@@ -32,12 +35,13 @@ type Source[T any] struct {
 	end      string // range end (exclusive)
 	decodeN  atomic.Uint64
 	watchSeq atomic.Uint64
+	dialSeq  atomic.Uint64 // turns over the endpoints of watch connections
 
 	// mu guards watches.
 	mu sync.Mutex
-	// watches holds the outgoing metadata of each open watch's gRPC stream,
-	// so RequestProgress reaches each stream.
-	watches map[uint64]metadata.MD
+	// watches holds every watch from Watch until its goroutine ends, so
+	// RequestProgress reaches each.
+	watches map[uint64]*openWatch
 }
 
 var (
@@ -56,8 +60,9 @@ func New[T any](opts Options[T]) (*Source[T], error) {
 	s := &Source[T]{
 		opts:    opts,
 		log:     opts.Logger.WithValues("prefix", opts.Prefix),
-		watches: make(map[uint64]metadata.MD),
+		watches: make(map[uint64]*openWatch),
 	}
+	s.dialSeq.Store(rand.Uint64()) // processes started together spread their watches
 	if opts.Prefix == "" {
 		s.start, s.end = "\x00", "\x00"
 	} else {
@@ -76,20 +81,19 @@ func (s *Source[T]) DecodeErrors() uint64 { return s.decodeN.Load() }
 // RequestProgress asks every watch of the source open now for a progress
 // notification: each soon delivers a Bookmark whose version is a revision up
 // to which it has delivered every change (etcd's on-demand progress). A
-// watch still replaying history answers once it has caught up.
+// watch still replaying history answers once it has caught up, and one not
+// yet confirmed by etcd (or still sending a streaming list's initial events)
+// once it is confirmed.
 //
 // Possible errors: the client's, classified as by List (ErrTransient when
 // etcd is unreachable), joined over the watches; ctx.Err().
 func (s *Source[T]) RequestProgress(ctx context.Context) error {
 	s.mu.Lock()
-	mds := make([]metadata.MD, 0, len(s.watches))
-	for _, md := range s.watches {
-		mds = append(mds, md)
-	}
+	open := slices.Collect(maps.Values(s.watches))
 	s.mu.Unlock()
 	var errs []error
-	for _, md := range mds {
-		if err := s.opts.Client.RequestProgress(metadata.NewOutgoingContext(ctx, md)); err != nil {
+	for _, w := range open {
+		if err := w.progress(ctx); err != nil {
 			errs = append(errs, classify(err))
 		}
 	}
@@ -192,16 +196,65 @@ func (s *Source[T]) CompareVersions(a, b string) (int, error) {
 	return cmp.Compare(x, y), nil
 }
 
-// addWatch registers an open watch's stream metadata; the returned function
-// removes it.
-func (s *Source[T]) addWatch(md metadata.MD) func() {
+// addWatch registers a new watch; the returned function removes it.
+func (s *Source[T]) addWatch() (*openWatch, func()) {
 	id := s.watchSeq.Add(1)
+	w := &openWatch{}
 	s.mu.Lock()
-	s.watches[id] = md
+	s.watches[id] = w
 	s.mu.Unlock()
-	return func() {
+	return w, func() {
 		s.mu.Lock()
 		delete(s.watches, id)
 		s.mu.Unlock()
 	}
+}
+
+// openWatch is a watch of the source as RequestProgress sees it: its etcd
+// watch once etcd has confirmed it. Safe for concurrent use.
+type openWatch struct {
+	// mu guards the fields below.
+	mu      sync.Mutex
+	conn    *watchConn  // the etcd watch's; nil before it is confirmed and after it ended
+	md      metadata.MD // the outgoing metadata of its gRPC stream
+	pending bool        // a progress request came before the etcd watch was confirmed
+	ended   bool
+}
+
+// progress asks the watch for a progress notification; before its etcd
+// watch is confirmed, it leaves the request for confirmed to send.
+func (w *openWatch) progress(ctx context.Context) error {
+	w.mu.Lock()
+	conn, md := w.conn, w.md
+	w.pending = conn == nil && !w.ended
+	w.mu.Unlock()
+	if conn == nil {
+		return nil
+	}
+	err := conn.RequestProgress(metadata.NewOutgoingContext(ctx, md))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended { // the watch ended meanwhile (and closed its connection)
+		return nil
+	}
+	return err
+}
+
+// confirmed records the etcd watch, once etcd has confirmed it, and
+// reports whether a progress request was left for it.
+func (w *openWatch) confirmed(conn *watchConn, md metadata.MD) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conn, w.md = conn, md
+	pending := w.pending
+	w.pending = false
+	return pending
+}
+
+// end records that the etcd watch ended: progress requests are no longer
+// sent.
+func (w *openWatch) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conn, w.ended = nil, true
 }

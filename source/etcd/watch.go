@@ -19,11 +19,12 @@ import (
 const streamKey = "ginformer-watch"
 
 // Watch opens a watch of the prefix: every change after opts.Version, in
-// revision order, then live. See the package doc for bookmarks, liveness,
-// filters and bad values. The stream ends (its channel closed) when ctx is
-// done, on Stop, after opts.Timeout, or after an Error event: wrapping
-// [informer.ErrExpired] when the start revision is compacted,
-// [informer.ErrTransient] when etcd has no leader or does not answer.
+// revision order, then live. See the package doc for bookmarks, connections
+// and liveness, filters and bad values. The stream ends (its channel closed)
+// when ctx is done, on Stop, after opts.Timeout, or after an Error event:
+// wrapping [informer.ErrExpired] when the start revision is compacted,
+// [informer.ErrTransient] when etcd has no leader or does not answer, or the
+// watch's connection is lost.
 //
 // Possible errors (returned): [informer.ErrInvalidOptions] for a bad version;
 // with SendInitialEvents, those of [Source.List].
@@ -37,13 +38,17 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 		rev = r
 	}
 	w := informer.NewWatchStream[*Object[T]](ctx, s.opts.WatchBuffer)
-	go s.run(w, rev, opts)
+	ow, remove := s.addWatch() // open now, for RequestProgress
+	go func() {
+		defer remove()
+		s.run(w, ow, rev, opts)
+	}()
 	return w, nil
 }
 
 // run is the goroutine of one watch: the initial events of a streaming
 // list, if asked, then the etcd watch from rev+1.
-func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], rev int64, opts informer.WatchOptions) {
+func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64, opts informer.WatchOptions) {
 	defer w.Close()
 	ctx := w.Context()
 	if opts.Timeout > 0 {
@@ -57,7 +62,7 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], rev int64, opts inf
 			return
 		}
 	}
-	err := s.watch(ctx, w, rev)
+	err := s.watch(ctx, w, ow, rev)
 	switch {
 	case err == nil, w.Context().Err() != nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
@@ -104,22 +109,31 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 
 // watch streams etcd's changes after rev into w until ctx is done (nil) or
 // the watch fails (the error to send).
-func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], rev int64) error {
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends etcd's watch, closing its channel
 	md := metadata.Pairs(streamKey, strconv.FormatUint(s.watchSeq.Add(1), 10))
 	wctx := clientv3.WithRequireLeader(metadata.NewOutgoingContext(ctx, md))
 	md, _ = metadata.FromOutgoingContext(wctx)
-	defer s.addWatch(md)()
+	conn := s.dialWatch() // see watchconn.go
+	defer conn.close()
+	defer ow.end()
 
 	// The watch starts AT rev, not after it, and drops the events of rev
 	// itself: etcd sends no progress notification (periodic or requested)
 	// to a watch whose start revision is above the store's revision, so a
 	// watch from rev+1 on a quiet cluster would never answer a liveness
-	// probe nor give a bookmark.
-	wch := s.opts.Client.Watch(wctx, s.start,
+	// probe nor give a bookmark. etcd must confirm it within the liveness
+	// timeout, as it must answer a probe.
+	wch, err := conn.create(wctx, s.opts.LivenessTimeout, s.start,
 		clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)), clientv3.WithPrevKV(),
 		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	if err != nil {
+		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
+	}
+	if ow.confirmed(conn, md) { // RequestProgress was called meanwhile
+		s.requestProgress(wctx, conn)
+	}
 
 	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
 	defer live.stop()
@@ -127,12 +141,10 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-conn.lostc():
+			return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, conn.lostErr())
 		case <-live.idle():
-			live.probe(func() {
-				pctx, pcancel := context.WithTimeout(wctx, s.opts.LivenessTimeout)
-				defer pcancel()
-				_ = s.opts.Client.RequestProgress(pctx) // a lost request shows as a missed deadline
-			})
+			live.probe(func() { s.requestProgress(wctx, conn) })
 		case <-live.deadline():
 			return fmt.Errorf("etcd source: watch of %q: no answer from etcd to a progress request within %v: %w",
 				s.opts.Prefix, s.opts.LivenessTimeout, informer.ErrTransient)

@@ -9,21 +9,24 @@ import (
 // flows can be cut silently: [Proxy.Blackhole] makes every open flow drop
 // what it receives in both directions without closing anything, the way a
 // lost NAT entry or a dead peer behind a firewall looks (a half-open
-// connection). [Proxy.SetRefuse] closes flows and refuses new ones, a
-// disconnected period. Safe for concurrent use.
+// connection). [Proxy.SetBlackhole] does the same to the flows opened while
+// it is on, a network partition. [Proxy.SetRefuse] closes flows and refuses
+// new ones, a disconnected period. Safe for concurrent use.
 type Proxy struct {
 	ln     net.Listener
 	target string
 	wg     sync.WaitGroup
 
 	// mu guards the fields below.
-	mu     sync.Mutex
-	flows  map[*flow]struct{}
-	refuse bool
-	closed bool
+	mu        sync.Mutex
+	flows     map[*flow]struct{}
+	refuse    bool
+	blackhole bool // new flows are blackholed from the start
+	closed    bool
 }
 
-// flow is one proxied connection pair.
+// flow is one proxied connection pair; server is nil for a flow
+// blackholed from the start (it never reaches the target).
 type flow struct {
 	client, server net.Conn
 	mu             sync.Mutex // guards dead
@@ -54,29 +57,41 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		refuse := p.refuse || p.closed
+		refuse, dead := p.refuse || p.closed, p.blackhole
 		p.mu.Unlock()
 		if refuse {
 			_ = c.Close()
 			continue
 		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
+		f := &flow{client: c, dead: dead}
+		if !dead {
+			if f.server, err = net.Dial("tcp", p.target); err != nil {
+				_ = c.Close()
+				continue
+			}
 		}
-		f := &flow{client: c, server: s}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			_ = c.Close()
-			_ = s.Close()
+			f.close()
 			continue
 		}
 		p.flows[f] = struct{}{}
 		p.mu.Unlock()
+		if dead { // read and drop what the client sends, answer nothing
+			p.wg.Go(func() { p.pipe(f, nil, f.client) })
+			continue
+		}
 		p.wg.Go(func() { p.pipe(f, f.server, f.client) })
 		p.wg.Go(func() { p.pipe(f, f.client, f.server) })
+	}
+}
+
+// close closes both sides of the flow.
+func (f *flow) close() {
+	_ = f.client.Close()
+	if f.server != nil {
+		_ = f.server.Close()
 	}
 }
 
@@ -84,8 +99,7 @@ func (p *Proxy) accept() {
 // once the flow is blackholed.
 func (p *Proxy) pipe(f *flow, dst, src net.Conn) {
 	defer func() {
-		_ = f.client.Close()
-		_ = f.server.Close()
+		f.close()
 		p.mu.Lock()
 		delete(p.flows, f)
 		p.mu.Unlock()
@@ -122,6 +136,26 @@ func (p *Proxy) Blackhole() {
 	}
 }
 
+// SetBlackhole, when on, blackholes every open flow (as [Proxy.Blackhole])
+// and every flow accepted until it is turned off: those connect but never
+// reach the target, the way a partitioned network looks to a client whose
+// connection attempts are not refused. Off, new connections are forwarded
+// again; the flows blackholed meanwhile stay dead (their bytes are lost, as
+// after a lost NAT entry), so only new connections work.
+func (p *Proxy) SetBlackhole(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blackhole = on
+	if !on {
+		return
+	}
+	for f := range p.flows {
+		f.mu.Lock()
+		f.dead = true
+		f.mu.Unlock()
+	}
+}
+
 // SetRefuse, when on, closes every open flow and closes new connections at
 // once; off, the proxy forwards again.
 func (p *Proxy) SetRefuse(on bool) {
@@ -135,8 +169,7 @@ func (p *Proxy) SetRefuse(on bool) {
 	}
 	p.mu.Unlock()
 	for _, f := range open {
-		_ = f.client.Close()
-		_ = f.server.Close()
+		f.close()
 	}
 }
 
@@ -152,8 +185,7 @@ func (p *Proxy) Close() {
 	p.mu.Unlock()
 	_ = p.ln.Close()
 	for _, f := range open {
-		_ = f.client.Close()
-		_ = f.server.Close()
+		f.close()
 	}
 	p.wg.Wait()
 }

@@ -134,9 +134,10 @@ func TestCompactionWhileDisconnected(t *testing.T) {
 	}
 }
 
-// A half-open connection: the watch fails within seconds, gRPC keepalive
-// replaces the transport, the informer resumes from its last revision and
-// catches up without a relist.
+// A half-open connection: the watch fails within seconds, the informer
+// re-watches from its last revision on a fresh connection (the watch's
+// own, not waiting for gRPC keepalive to drop the dead one) and catches up
+// without a relist.
 func TestHalfOpenRecovers(t *testing.T) {
 	r := newRig(t)
 	r.put(t, "a", 1)

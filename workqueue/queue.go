@@ -1,0 +1,384 @@
+package workqueue
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ginformer/ginformer/internal/ringbuf"
+)
+
+// Queue is a work queue of keys for reconcilers: the typed counterpart of
+// client-go's workqueue.TypedRateLimitingInterface, with the same contract.
+//
+//   - Deduplication. A key is queued at most once: adding a key that is
+//     already queued does nothing.
+//   - One worker per key. A key handed out by [Queue.Get] is not handed out
+//     again before [Queue.Done]. Adding it meanwhile marks it to be queued
+//     again at Done: the change is never lost, and never processed by two
+//     workers at once.
+//   - Order. Keys are handed out in the order they were queued (a key
+//     re-added while in progress is queued at its Done).
+//   - Retries. [Queue.AddRateLimited] queues a key after a per-key
+//     exponential backoff with jitter (see [Backoff]); [Queue.Forget]
+//     resets it. [Queue.AddAfter] queues a key after a delay; a key waiting
+//     for several delays is queued once, at the earliest.
+//   - Shutdown. [Queue.ShutDown] drops what is queued and waiting;
+//     [Queue.Drain] lets the workers finish it.
+//
+// A key that is neither queued, in progress, waiting for a delay nor
+// counting failures costs nothing: the queue keeps no state for it.
+//
+// All methods are safe for concurrent use, and none calls user code (its
+// [Metrics]) with the queue's lock held. The queue starts no goroutine of
+// its own: delays and metric samples run on [time.AfterFunc] timers, which
+// [Queue.ShutDown] and [Queue.Drain] stop, so nothing needs running or
+// stopping.
+//
+// The zero Queue is ready to use, with the default [Options]. A Queue must
+// not be copied after first use.
+type Queue[K comparable] struct {
+	name    string
+	metrics Metrics // nil: none, and no clock reads on the hot paths
+	backoff Backoff // defaults applied
+
+	// mu guards every field below. No user code runs under it.
+	mu      sync.Mutex
+	init    bool
+	epoch   time.Time           // the origin of the int64 times below (monotonic)
+	index   map[K]int32         // key → its slot in entries, for every key the queue has state for
+	entries []entry[K]          // per-key state, addressed by slot
+	free    []int32             // unused slots of entries
+	ready   ringbuf.Ring[int32] // slots queued for a worker, oldest first
+	delayed []int32             // slots waiting for AddAfter or AddRateLimited: a min-heap on (due, dueSeq)
+	timer   *time.Timer         // fires at the earliest delay; nil until the first AddAfter
+	timerAt int64               // when timer is set to fire; 0: not set
+	seq     uint64              // orders delays falling due at the same instant
+	working int                 // keys handed out and not yet done
+	requeue int                 // keys in progress that are to be queued again at Done
+	procs   []int32             // slots in progress (kept only with metrics, for UnfinishedWork)
+	state   queueState          // running, draining or stopped
+	sleep   int                 // Get callers asleep that no token in wake is for (see getWait)
+	wake    chan struct{}       // tokens for sleeping Get callers
+	final   chan struct{}       // closed once no key will be queued any more (shut down, no requeue pending)
+	idle    chan struct{}       // closed once shut down with nothing queued or in progress
+	closed  uint8               // closedFinal, closedIdle: which of final and idle are closed
+	sampler *time.Timer         // the metrics sampler; nil until first armed
+	armed   bool                // sampler is set to fire
+}
+
+// entry is the state of one key.
+type entry[K comparable] struct {
+	key      K
+	flags    uint8
+	failures int32 // AddRateLimited calls since the last Forget
+	heapPos  int32 // 1 + the entry's index in the delay heap; 0: not waiting
+	procPos  int32 // 1 + the entry's index in procs; 0: not listed
+	due      int64 // waiting: when the delayed add is due
+	dueSeq   uint64
+	addedAt  int64 // with metrics: when the key was queued
+	startAt  int64 // with metrics: when the key was handed out
+}
+
+const (
+	pending    uint8 = 1 << iota // the key is to be processed: queued, or queued again at Done
+	processing                   // the key is handed out, Done not called yet
+)
+
+type queueState uint8
+
+const (
+	running  queueState = iota
+	draining            // Drain called: no adds; queued keys still handed out
+	stopped             // ShutDown called: nothing handed out any more
+)
+
+const (
+	closedFinal uint8 = 1 << iota
+	closedIdle
+)
+
+// wakeTokens bounds the buffered wake-ups: more sleeping Get callers than
+// this are woken in a chain, each waking the next (see signalLocked).
+const wakeTokens = 256
+
+// New returns an empty queue configured by opts.
+//
+// Possible errors: [ErrInvalidOptions].
+func New[K comparable](opts Options) (*Queue[K], error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue[K]{}
+	q.setup(opts)
+	return q, nil
+}
+
+// setup initializes q with opts, which have their defaults.
+func (q *Queue[K]) setup(opts Options) {
+	q.name = opts.Name
+	q.metrics = opts.Metrics
+	q.backoff = opts.Backoff
+	q.epoch = time.Now()
+	q.index = make(map[K]int32)
+	q.wake = make(chan struct{}, wakeTokens)
+	q.final = make(chan struct{})
+	q.idle = make(chan struct{})
+	q.init = true
+}
+
+// lockInit locks q and, for a zero Queue, sets it up with the default
+// options.
+func (q *Queue[K]) lockInit() {
+	q.mu.Lock()
+	if !q.init {
+		opts, _ := Options{}.withDefaults()
+		q.setup(opts)
+	}
+}
+
+// Name returns the queue's name.
+func (q *Queue[K]) Name() string {
+	q.lockInit()
+	defer q.mu.Unlock()
+	return q.name
+}
+
+// nowLocked returns the monotonic time since the queue's epoch.
+func (q *Queue[K]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
+
+// Add queues key, unless it is already queued. If key is in progress (handed
+// out by Get, Done not called yet), it is queued again when Done is called.
+// After ShutDown or Drain, Add does nothing.
+func (q *Queue[K]) Add(key K) {
+	q.lockInit()
+	if q.state != running {
+		q.mu.Unlock()
+		return
+	}
+	slot := q.slotLocked(key)
+	added := q.addLocked(slot)
+	m := q.metrics
+	q.mu.Unlock()
+	if added && m != nil {
+		m.Added(q.name)
+	}
+}
+
+// slotLocked returns key's slot, making one if the key has none.
+func (q *Queue[K]) slotLocked(key K) int32 {
+	if slot, ok := q.index[key]; ok {
+		return slot
+	}
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		q.entries = append(q.entries, entry[K]{})
+		slot = int32(len(q.entries) - 1)
+	}
+	q.entries[slot].key = key
+	q.index[key] = slot
+	return slot
+}
+
+// addLocked marks the key in slot pending and queues it unless it is in
+// progress. It reports whether the key was not pending already.
+func (q *Queue[K]) addLocked(slot int32) bool {
+	e := &q.entries[slot]
+	if e.flags&pending != 0 {
+		return false
+	}
+	e.flags |= pending
+	if q.metrics != nil {
+		e.addedAt = q.nowLocked()
+		q.armSamplerLocked()
+	}
+	if e.flags&processing != 0 {
+		q.requeue++
+		return true
+	}
+	q.ready.Push(slot)
+	q.signalLocked()
+	return true
+}
+
+// releaseLocked forgets the key in slot if the queue has nothing left to do
+// with it.
+func (q *Queue[K]) releaseLocked(slot int32) {
+	e := &q.entries[slot]
+	if e.flags != 0 || e.heapPos != 0 || e.failures != 0 {
+		return
+	}
+	delete(q.index, e.key)
+	*e = entry[K]{} // let the key's memory go
+	q.free = append(q.free, slot)
+}
+
+// Get hands out the oldest queued key, waiting for one if none is queued.
+// The caller owns the key until it calls [Queue.Done] with it: no other Get
+// returns it meanwhile.
+//
+// Get returns the zero K and false when ctx is done (checked first: a done
+// ctx returns false even if keys are queued), after [Queue.ShutDown], and
+// after [Queue.Drain] once every queued key has been handed out. A worker
+// loop ends when Get returns false.
+func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
+	if ctx.Err() != nil {
+		return key, false
+	}
+	q.lockInit()
+	for {
+		if slot, ok := q.ready.Pop(); ok {
+			return q.handOutLocked(slot), true // unlocks
+		}
+		if q.closed&closedFinal != 0 {
+			q.mu.Unlock()
+			return key, false
+		}
+		if !q.getWait(ctx) { // unlocks, and locks again if it returns true
+			return key, false
+		}
+	}
+}
+
+// handOutLocked moves the key in slot, just taken off the ready ring, to in
+// progress, wakes another sleeper if more keys are queued, unlocks q, and
+// returns the key.
+func (q *Queue[K]) handOutLocked(slot int32) K {
+	e := &q.entries[slot]
+	e.flags = e.flags&^pending | processing
+	q.working++
+	key := e.key
+	m := q.metrics
+	var waited time.Duration
+	if m != nil {
+		now := q.nowLocked()
+		waited = time.Duration(now - e.addedAt)
+		e.startAt = now
+		q.procs = append(q.procs, slot)
+		e.procPos = int32(len(q.procs))
+	}
+	q.signalLocked()
+	q.mu.Unlock()
+	if m != nil {
+		m.QueueLatency(q.name, waited)
+	}
+	return key
+}
+
+// getWait sleeps until a wake-up token, the end of the queue, or the end of
+// ctx. Called with q.mu held; it unlocks it, and returns with it locked and
+// true, or, if ctx is done, unlocked and false.
+//
+// The wake-up protocol: sleep counts the sleepers no token has been sent
+// for, so that sleep + len(wake) + (sleepers that chose final or ctx.Done
+// but have not locked yet) is the number of sleepers. signalLocked sends a
+// token (and decrements sleep) only while sleep > 0, so every token is
+// received by a sleeper; a sleeper that leaves without a token gives up its
+// place in sleep, or, if every remaining sleeper already has a token, takes
+// one back (see leaveLocked). A woken sleeper that finds more keys queued
+// wakes the next one (handOutLocked), so a full token buffer delays
+// wake-ups but never loses one.
+func (q *Queue[K]) getWait(ctx context.Context) bool {
+	q.sleep++
+	wake, final := q.wake, q.final
+	q.mu.Unlock()
+	select {
+	case <-wake:
+		q.mu.Lock()
+		return true
+	case <-final:
+		q.mu.Lock()
+		q.leaveLocked()
+		return true
+	case <-ctx.Done():
+		q.mu.Lock()
+		q.leaveLocked()
+		q.mu.Unlock()
+		return false
+	}
+}
+
+// leaveLocked accounts for a sleeper that woke without receiving a token.
+func (q *Queue[K]) leaveLocked() {
+	if q.sleep > 0 {
+		q.sleep--
+		return
+	}
+	// Every remaining sleeper already has a token, and one more token than
+	// there are sleepers is buffered: take it back. No send can happen
+	// meanwhile (sends need sleep > 0, and we hold the lock), and receivers
+	// take a token and leave together, so this never blocks.
+	<-q.wake
+}
+
+// signalLocked wakes one sleeping Get caller if keys are queued that no
+// token has been sent for yet.
+func (q *Queue[K]) signalLocked() {
+	if q.sleep == 0 || q.ready.Len() <= len(q.wake) {
+		return
+	}
+	select {
+	case q.wake <- struct{}{}:
+		q.sleep--
+	default: // buffer full: the sleepers it wakes will wake the others
+	}
+}
+
+// Done marks key as no longer in progress. If it was added meanwhile, it is
+// queued again now. Done of a key that is not in progress does nothing.
+func (q *Queue[K]) Done(key K) {
+	q.lockInit()
+	slot, ok := q.index[key]
+	if !ok || q.entries[slot].flags&processing == 0 {
+		q.mu.Unlock()
+		return
+	}
+	e := &q.entries[slot]
+	e.flags &^= processing
+	q.working--
+	m := q.metrics
+	var held time.Duration
+	if m != nil {
+		held = time.Duration(q.nowLocked() - e.startAt)
+		q.unlistLocked(slot)
+	}
+	if e.flags&pending != 0 {
+		q.requeue--
+		q.ready.Push(slot)
+		q.signalLocked()
+	} else {
+		q.releaseLocked(slot)
+	}
+	q.checkClosedLocked()
+	q.mu.Unlock()
+	if m != nil {
+		m.WorkDuration(q.name, held)
+	}
+}
+
+// unlistLocked removes slot from procs.
+func (q *Queue[K]) unlistLocked(slot int32) {
+	e := &q.entries[slot]
+	if e.procPos == 0 {
+		return
+	}
+	i, last := e.procPos-1, len(q.procs)-1
+	moved := q.procs[last]
+	q.procs[i] = moved
+	q.entries[moved].procPos = i + 1
+	q.procs = q.procs[:last]
+	e.procPos = 0
+}
+
+// Len returns the number of keys queued and waiting for a worker: neither
+// the keys in progress nor those waiting for a delay. It is for
+// information: by the time it returns, workers may have taken some.
+func (q *Queue[K]) Len() int {
+	q.lockInit()
+	defer q.mu.Unlock()
+	return q.ready.Len()
+}

@@ -31,8 +31,11 @@ func (q *Queue[K]) AddRateLimited(key K) {
 		return
 	}
 	slot := q.slotLocked(key)
-	e := &q.entries[slot]
+	e := q.entries.at(slot)
 	d := q.backoff.delay(e.failures)
+	if e.failures == 0 {
+		q.failing.Add(1)
+	}
 	if e.failures < 1<<30 {
 		e.failures++
 	}
@@ -57,25 +60,32 @@ func (q *Queue[K]) addAfterLocked(slot int32, d time.Duration) {
 	}
 }
 
+// delayItem is a key waiting in the delay heap.
+type delayItem struct {
+	due  int64  // when the key is to be added
+	seq  uint64 // orders keys due at the same instant: the order of the calls
+	slot int32
+}
+
 // waitLocked makes the key in slot wait until due, or keeps its earlier due
 // time, and sets the timer for the earliest.
 func (q *Queue[K]) waitLocked(slot int32, due int64) {
-	e := &q.entries[slot]
+	e := q.entries.at(slot)
 	switch {
 	case e.heapPos == 0:
 		q.seq++
-		e.due, e.dueSeq = due, q.seq
-		q.delayed = append(q.delayed, slot)
+		q.delayed = append(q.delayed, delayItem{due: due, seq: q.seq, slot: slot})
 		e.heapPos = int32(len(q.delayed))
 		q.heapUp(len(q.delayed) - 1)
-	case due < e.due:
+	case due < q.delayed[e.heapPos-1].due:
 		q.seq++
-		e.due, e.dueSeq = due, q.seq
+		it := &q.delayed[e.heapPos-1]
+		it.due, it.seq = due, q.seq
 		q.heapUp(int(e.heapPos - 1))
 	default:
 		return
 	}
-	if first := q.entries[q.delayed[0]].due; q.timerAt == 0 || first < q.timerAt {
+	if first := q.delayed[0].due; q.timerAt == 0 || first < q.timerAt {
 		q.setTimerLocked(first)
 	}
 }
@@ -102,11 +112,8 @@ func (q *Queue[K]) fire() {
 	}
 	now := q.nowLocked()
 	added := 0
-	for len(q.delayed) > 0 {
-		slot := q.delayed[0]
-		if q.entries[slot].due > now {
-			break
-		}
+	for len(q.delayed) > 0 && q.delayed[0].due <= now {
+		slot := q.delayed[0].slot
 		q.heapRemove(0)
 		if q.addLocked(slot) {
 			added++
@@ -114,7 +121,7 @@ func (q *Queue[K]) fire() {
 	}
 	q.timerAt = 0
 	if len(q.delayed) > 0 {
-		q.setTimerLocked(q.entries[q.delayed[0]].due)
+		q.setTimerLocked(q.delayed[0].due)
 	}
 	m := q.metrics
 	q.mu.Unlock()
@@ -129,10 +136,14 @@ func (q *Queue[K]) fire() {
 // Base again. Call it when processing the key succeeded (or when giving up
 // on it). It does not cancel a wait already started.
 func (q *Queue[K]) Forget(key K) {
+	if q.failing.Load() == 0 {
+		return // no key has failures: nothing to forget, no lock to take
+	}
 	q.lockInit()
 	defer q.mu.Unlock()
-	if slot, ok := q.index[key]; ok && q.entries[slot].failures != 0 {
-		q.entries[slot].failures = 0
+	if slot, ok := lookup(&q.keys, &q.entries, key); ok && q.entries.at(slot).failures != 0 {
+		q.entries.at(slot).failures = 0
+		q.failing.Add(-1)
 		q.releaseLocked(slot)
 	}
 }
@@ -140,10 +151,13 @@ func (q *Queue[K]) Forget(key K) {
 // NumRequeues returns the number of [Queue.AddRateLimited] calls for key
 // since its last [Queue.Forget].
 func (q *Queue[K]) NumRequeues(key K) int {
+	if q.failing.Load() == 0 {
+		return 0
+	}
 	q.lockInit()
 	defer q.mu.Unlock()
-	if slot, ok := q.index[key]; ok {
-		return int(q.entries[slot].failures)
+	if slot, ok := lookup(&q.keys, &q.entries, key); ok {
+		return int(q.entries.at(slot).failures)
 	}
 	return 0
 }
@@ -152,9 +166,9 @@ func (q *Queue[K]) NumRequeues(key K) int {
 func (q *Queue[K]) dropDelayedLocked() {
 	delayed := q.delayed
 	q.delayed = nil
-	for _, slot := range delayed {
-		q.entries[slot].heapPos = 0
-		q.releaseLocked(slot)
+	for _, it := range delayed {
+		q.entries.at(it.slot).heapPos = 0
+		q.releaseLocked(it.slot)
 	}
 	if q.timer != nil {
 		q.timer.Stop()
@@ -162,20 +176,20 @@ func (q *Queue[K]) dropDelayedLocked() {
 	q.timerAt = 0
 }
 
-// The delay heap: a binary min-heap of slots on (due, dueSeq), each entry
+// The delay heap: a binary min-heap of delayItems on (due, seq), each entry
 // knowing its position (heapPos) so that a key's due time can be moved
 // earlier in place.
 
 func (q *Queue[K]) heapLess(i, j int) bool {
-	a, b := &q.entries[q.delayed[i]], &q.entries[q.delayed[j]]
-	return a.due < b.due || a.due == b.due && a.dueSeq < b.dueSeq
+	a, b := &q.delayed[i], &q.delayed[j]
+	return a.due < b.due || a.due == b.due && a.seq < b.seq
 }
 
 func (q *Queue[K]) heapSwap(i, j int) {
 	h := q.delayed
 	h[i], h[j] = h[j], h[i]
-	q.entries[h[i]].heapPos = int32(i + 1)
-	q.entries[h[j]].heapPos = int32(j + 1)
+	q.entries.at(h[i].slot).heapPos = int32(i + 1)
+	q.entries.at(h[j].slot).heapPos = int32(j + 1)
 }
 
 func (q *Queue[K]) heapUp(i int) {
@@ -210,12 +224,12 @@ func (q *Queue[K]) heapDown(i int) {
 // heapRemove removes the slot at position i of the heap.
 func (q *Queue[K]) heapRemove(i int) {
 	last := len(q.delayed) - 1
-	slot := q.delayed[i]
+	slot := q.delayed[i].slot
 	if i != last {
 		q.heapSwap(i, last)
 	}
 	q.delayed = q.delayed[:last]
-	q.entries[slot].heapPos = 0
+	q.entries.at(slot).heapPos = 0
 	if i != last {
 		q.heapDown(i)
 		q.heapUp(i)

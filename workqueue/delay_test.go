@@ -45,7 +45,7 @@ func TestBackoffTiming(t *testing.T) {
 		}
 		q.Forget("k")
 		require.Equal(t, 0, q.NumRequeues("k"))
-		require.Empty(t, q.index, "a forgotten idle key leaves no state")
+		require.Zero(t, q.keys.n, "a forgotten idle key leaves no state")
 		q.AddRateLimited("k")
 		require.Equal(t, 10*time.Millisecond, queuedAt(t, q, time.Second), "after Forget, the base delay again")
 	})

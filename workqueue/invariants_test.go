@@ -23,7 +23,7 @@ func (q *Queue[K]) readyKeys() []K {
 	defer q.mu.Unlock()
 	out := make([]K, 0, q.ready.Len())
 	for i := range q.ready.Len() {
-		out = append(out, q.entries[q.ready.At(i)].key)
+		out = append(out, q.entries.at(q.ready.At(i)).key)
 	}
 	return out
 }
@@ -35,26 +35,49 @@ func (q *Queue[K]) checkInvariants() error {
 	defer q.mu.Unlock()
 	live := 0
 	freeSet := map[int32]bool{}
-	for _, s := range q.free {
+	for next := q.entries.free; next != 0; {
+		s := next - 1
 		if freeSet[s] {
 			return fmt.Errorf("slot %d free twice", s)
 		}
 		freeSet[s] = true
-		if q.entries[s] != (entry[K]{}) {
-			return fmt.Errorf("free slot %d not zeroed: %+v", s, q.entries[s])
+		e := *q.entries.at(s)
+		next, e.heapPos = e.heapPos, 0
+		if e != (entry[K]{}) {
+			return fmt.Errorf("free slot %d not zeroed: %+v", s, e)
 		}
 	}
-	for k, s := range q.index {
-		if int(s) >= len(q.entries) || freeSet[s] {
-			return fmt.Errorf("key %v: slot %d is free or out of range", k, s)
+	if len(freeSet) != int(q.entries.nfree) {
+		return fmt.Errorf("%d free slots, counted %d", len(freeSet), q.entries.nfree)
+	}
+	var slots []int32
+	mask := len(q.keys.tab) - 1
+	for i, b := range q.keys.tab {
+		if b.slot1 == 0 {
+			continue
 		}
-		if q.entries[s].key != k {
-			return fmt.Errorf("key %v: slot %d holds %v", k, s, q.entries[s].key)
+		s := b.slot1 - 1
+		if s >= q.entries.n || freeSet[s] {
+			return fmt.Errorf("bucket %d: slot %d is free or out of range", i, s)
 		}
+		k := q.entries.at(s).key
+		if h := hashKey(&q.keys, k); h != b.hash || h != q.entries.at(s).hash {
+			return fmt.Errorf("key %v: hash %x, bucket says %x, entry %x", k, h, b.hash, q.entries.at(s).hash)
+		}
+		if got, ok := lookup(&q.keys, &q.entries, k); !ok || got != s {
+			return fmt.Errorf("key %v in bucket %d (home %d) not found: %d, %v", k, i, int(b.hash)&mask, got, ok)
+		}
+		slots = append(slots, s)
 		live++
 	}
-	if live+len(q.free) != len(q.entries) {
-		return fmt.Errorf("%d live + %d free slots != %d entries", live, len(q.free), len(q.entries))
+	if live != q.keys.n {
+		return fmt.Errorf("%d buckets used, counted %d", live, q.keys.n)
+	}
+	if q.keys.n*4 > len(q.keys.tab)*3 {
+		return fmt.Errorf("table over 3/4 full: %d of %d", q.keys.n, len(q.keys.tab))
+	}
+	if live+len(freeSet) != int(q.entries.n) {
+		return fmt.Errorf("%d live + %d free slots != %d entries", live, len(freeSet), q.entries.n)
 	}
 	inReady := map[int32]bool{}
 	for i := range q.ready.Len() {
@@ -63,13 +86,14 @@ func (q *Queue[K]) checkInvariants() error {
 			return fmt.Errorf("slot %d queued twice", s)
 		}
 		inReady[s] = true
-		if f := q.entries[s].flags; f != pending {
-			return fmt.Errorf("queued key %v has flags %b, want pending only", q.entries[s].key, f)
+		if f := q.entries.at(s).flags; f != pending {
+			return fmt.Errorf("queued key %v has flags %b, want pending only", q.entries.at(s).key, f)
 		}
 	}
 	var working, requeue, queued int
-	for _, s := range q.index {
-		e := &q.entries[s]
+	var failing int32
+	for _, s := range slots {
+		e := q.entries.at(s)
 		if e.flags == 0 && e.heapPos == 0 && e.failures == 0 {
 			return fmt.Errorf("key %v has no state but was kept", e.key)
 		}
@@ -84,11 +108,17 @@ func (q *Queue[K]) checkInvariants() error {
 				return fmt.Errorf("pending key %v not queued", e.key)
 			}
 		}
-		if (e.procPos != 0) != (q.metrics != nil && e.flags&processing != 0) {
-			return fmt.Errorf("key %v: procPos %d, flags %b", e.key, e.procPos, e.flags)
+		if q.metrics != nil {
+			pp := q.entries.timesAt(s).procPos
+			if (pp != 0) != (e.flags&processing != 0) {
+				return fmt.Errorf("key %v: procPos %d, flags %b", e.key, pp, e.flags)
+			}
+			if pp != 0 && q.procs[pp-1] != s {
+				return fmt.Errorf("key %v: procs[%d] is %d, not its slot %d", e.key, pp-1, q.procs[pp-1], s)
+			}
 		}
-		if e.procPos != 0 && q.procs[e.procPos-1] != s {
-			return fmt.Errorf("key %v: procs[%d] is %d, not its slot %d", e.key, e.procPos-1, q.procs[e.procPos-1], s)
+		if e.failures != 0 {
+			failing++
 		}
 	}
 	if queued != q.ready.Len() || working != q.working || requeue != q.requeue {
@@ -97,16 +127,22 @@ func (q *Queue[K]) checkInvariants() error {
 	if q.metrics != nil && len(q.procs) != working {
 		return fmt.Errorf("%d procs, %d working", len(q.procs), working)
 	}
-	for i, s := range q.delayed {
-		if q.entries[s].heapPos != int32(i+1) {
-			return fmt.Errorf("heap[%d] = slot %d with heapPos %d", i, s, q.entries[s].heapPos)
+	if failing != q.failing.Load() {
+		return fmt.Errorf("%d keys failing, counted %d", failing, q.failing.Load())
+	}
+	if q.metrics != nil && len(q.entries.times) != len(q.entries.chunks) {
+		return fmt.Errorf("%d chunks of times for %d of entries", len(q.entries.times), len(q.entries.chunks))
+	}
+	for i, it := range q.delayed {
+		if q.entries.at(it.slot).heapPos != int32(i+1) {
+			return fmt.Errorf("heap[%d] = slot %d with heapPos %d", i, it.slot, q.entries.at(it.slot).heapPos)
 		}
 		if i > 0 && q.heapLess(i, (i-1)/2) {
 			return fmt.Errorf("heap order broken at %d", i)
 		}
 	}
-	if len(q.delayed) > 0 && (q.timerAt == 0 || q.timerAt > q.entries[q.delayed[0]].due) {
-		return fmt.Errorf("timer at %d, first due %d", q.timerAt, q.entries[q.delayed[0]].due)
+	if len(q.delayed) > 0 && (q.timerAt == 0 || q.timerAt > q.delayed[0].due) {
+		return fmt.Errorf("timer at %d, first due %d", q.timerAt, q.delayed[0].due)
 	}
 	if q.sleep < 0 || q.sleep+len(q.wake) < 0 {
 		return fmt.Errorf("sleep %d", q.sleep)

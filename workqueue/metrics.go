@@ -88,7 +88,7 @@ func (q *Queue[K]) sample() {
 	now := q.nowLocked()
 	var total, longest time.Duration
 	for _, slot := range q.procs {
-		d := time.Duration(now - q.entries[slot].startAt)
+		d := time.Duration(now - q.entries.timesAt(slot).startAt)
 		total += d
 		longest = max(longest, d)
 	}

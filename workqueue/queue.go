@@ -3,6 +3,7 @@ package workqueue
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ginformer/ginformer/internal/ringbuf"
@@ -46,17 +47,16 @@ type Queue[K comparable] struct {
 	mu      sync.Mutex
 	init    bool
 	epoch   time.Time           // the origin of the int64 times below (monotonic)
-	index   map[K]int32         // key → its slot in entries, for every key the queue has state for
-	entries []entry[K]          // per-key state, addressed by slot
-	free    []int32             // unused slots of entries
+	keys    keyIndex            // key → its slot in entries, for every key the queue has state for
+	entries slab[K]             // per-key state, addressed by slot
 	ready   ringbuf.Ring[int32] // slots queued for a worker, oldest first
-	delayed []int32             // slots waiting for AddAfter or AddRateLimited: a min-heap on (due, dueSeq)
+	delayed []delayItem         // keys waiting for AddAfter or AddRateLimited: a min-heap on (due, seq)
 	timer   *time.Timer         // fires at the earliest delay; nil until the first AddAfter
 	timerAt int64               // when timer is set to fire; 0: not set
 	seq     uint64              // orders delays falling due at the same instant
 	working int                 // keys handed out and not yet done
 	requeue int                 // keys in progress that are to be queued again at Done
-	procs   []int32             // slots in progress (kept only with metrics, for UnfinishedWork)
+	procs   []int32             // with metrics: the slots in progress, for UnfinishedWork
 	state   queueState          // running, draining or stopped
 	sleep   int                 // Get callers asleep that no token in wake is for (see getWait)
 	wake    chan struct{}       // tokens for sleeping Get callers
@@ -65,19 +65,29 @@ type Queue[K comparable] struct {
 	closed  uint8               // closedFinal, closedIdle: which of final and idle are closed
 	sampler *time.Timer         // the metrics sampler; nil until first armed
 	armed   bool                // sampler is set to fire
+
+	// failing counts the keys with failures; written under mu, read
+	// without it so that Forget and NumRequeues of a queue where nothing
+	// fails take no lock.
+	failing atomic.Int32
 }
 
-// entry is the state of one key.
+// entry is the state of one key: 48 bytes with a NamespacedKey. What only
+// some keys need lives elsewhere: delays in the heap, metric times in a
+// parallel slice.
 type entry[K comparable] struct {
 	key      K
+	hash     uint32 // the key's hash in keys
+	failures int32  // AddRateLimited calls since the last Forget
+	heapPos  int32  // 1 + the key's index in the delay heap; 0: not waiting
 	flags    uint8
-	failures int32 // AddRateLimited calls since the last Forget
-	heapPos  int32 // 1 + the entry's index in the delay heap; 0: not waiting
-	procPos  int32 // 1 + the entry's index in procs; 0: not listed
-	due      int64 // waiting: when the delayed add is due
-	dueSeq   uint64
-	addedAt  int64 // with metrics: when the key was queued
-	startAt  int64 // with metrics: when the key was handed out
+}
+
+// entryTimes are an entry's metric times, kept only with metrics.
+type entryTimes struct {
+	addedAt int64 // when the key was queued
+	startAt int64 // when the key was handed out
+	procPos int32 // 1 + the key's index in procs; 0: not listed
 }
 
 const (
@@ -119,9 +129,9 @@ func New[K comparable](opts Options) (*Queue[K], error) {
 func (q *Queue[K]) setup(opts Options) {
 	q.name = opts.Name
 	q.metrics = opts.Metrics
+	q.entries.timed = opts.Metrics != nil
 	q.backoff = opts.Backoff
 	q.epoch = time.Now()
-	q.index = make(map[K]int32)
 	q.wake = make(chan struct{}, wakeTokens)
 	q.final = make(chan struct{})
 	q.idle = make(chan struct{})
@@ -168,32 +178,28 @@ func (q *Queue[K]) Add(key K) {
 
 // slotLocked returns key's slot, making one if the key has none.
 func (q *Queue[K]) slotLocked(key K) int32 {
-	if slot, ok := q.index[key]; ok {
-		return slot
+	q.keys.ensureRoom()
+	h := hashKey(&q.keys, key)
+	pos, found := find(&q.keys, &q.entries, key, h)
+	if found {
+		return int32(pos)
 	}
-	var slot int32
-	if n := len(q.free); n > 0 {
-		slot = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		q.entries = append(q.entries, entry[K]{})
-		slot = int32(len(q.entries) - 1)
-	}
-	q.entries[slot].key = key
-	q.index[key] = slot
+	slot := q.entries.alloc()
+	*q.entries.at(slot) = entry[K]{key: key, hash: h}
+	q.keys.insertAt(pos, h, slot)
 	return slot
 }
 
 // addLocked marks the key in slot pending and queues it unless it is in
 // progress. It reports whether the key was not pending already.
 func (q *Queue[K]) addLocked(slot int32) bool {
-	e := &q.entries[slot]
+	e := q.entries.at(slot)
 	if e.flags&pending != 0 {
 		return false
 	}
 	e.flags |= pending
 	if q.metrics != nil {
-		e.addedAt = q.nowLocked()
+		q.entries.timesAt(slot).addedAt = q.nowLocked()
 		q.armSamplerLocked()
 	}
 	if e.flags&processing != 0 {
@@ -208,13 +214,12 @@ func (q *Queue[K]) addLocked(slot int32) bool {
 // releaseLocked forgets the key in slot if the queue has nothing left to do
 // with it.
 func (q *Queue[K]) releaseLocked(slot int32) {
-	e := &q.entries[slot]
+	e := q.entries.at(slot)
 	if e.flags != 0 || e.heapPos != 0 || e.failures != 0 {
 		return
 	}
-	delete(q.index, e.key)
-	*e = entry[K]{} // let the key's memory go
-	q.free = append(q.free, slot)
+	q.keys.remove(e.hash, slot)
+	q.entries.release(slot)
 }
 
 // Get hands out the oldest queued key, waiting for one if none is queued.
@@ -248,7 +253,7 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 // progress, wakes another sleeper if more keys are queued, unlocks q, and
 // returns the key.
 func (q *Queue[K]) handOutLocked(slot int32) K {
-	e := &q.entries[slot]
+	e := q.entries.at(slot)
 	e.flags = e.flags&^pending | processing
 	q.working++
 	key := e.key
@@ -256,10 +261,11 @@ func (q *Queue[K]) handOutLocked(slot int32) K {
 	var waited time.Duration
 	if m != nil {
 		now := q.nowLocked()
-		waited = time.Duration(now - e.addedAt)
-		e.startAt = now
+		tm := q.entries.timesAt(slot)
+		waited = time.Duration(now - tm.addedAt)
+		tm.startAt = now
 		q.procs = append(q.procs, slot)
-		e.procPos = int32(len(q.procs))
+		tm.procPos = int32(len(q.procs))
 	}
 	q.signalLocked()
 	q.mu.Unlock()
@@ -332,18 +338,18 @@ func (q *Queue[K]) signalLocked() {
 // queued again now. Done of a key that is not in progress does nothing.
 func (q *Queue[K]) Done(key K) {
 	q.lockInit()
-	slot, ok := q.index[key]
-	if !ok || q.entries[slot].flags&processing == 0 {
+	slot, ok := lookup(&q.keys, &q.entries, key)
+	if !ok || q.entries.at(slot).flags&processing == 0 {
 		q.mu.Unlock()
 		return
 	}
-	e := &q.entries[slot]
+	e := q.entries.at(slot)
 	e.flags &^= processing
 	q.working--
 	m := q.metrics
 	var held time.Duration
 	if m != nil {
-		held = time.Duration(q.nowLocked() - e.startAt)
+		held = time.Duration(q.nowLocked() - q.entries.timesAt(slot).startAt)
 		q.unlistLocked(slot)
 	}
 	if e.flags&pending != 0 {
@@ -362,16 +368,16 @@ func (q *Queue[K]) Done(key K) {
 
 // unlistLocked removes slot from procs.
 func (q *Queue[K]) unlistLocked(slot int32) {
-	e := &q.entries[slot]
-	if e.procPos == 0 {
+	tm := q.entries.timesAt(slot)
+	if tm.procPos == 0 {
 		return
 	}
-	i, last := e.procPos-1, len(q.procs)-1
+	i, last := tm.procPos-1, len(q.procs)-1
 	moved := q.procs[last]
 	q.procs[i] = moved
-	q.entries[moved].procPos = i + 1
+	q.entries.timesAt(moved).procPos = i + 1
 	q.procs = q.procs[:last]
-	e.procPos = 0
+	tm.procPos = 0
 }
 
 // Len returns the number of keys queued and waiting for a worker: neither

@@ -105,7 +105,7 @@ func TestDedupOrderAndOneWorkerPerKey(t *testing.T) {
 	q.Done("unknown") // never seen: nothing
 	require.Equal(t, 0, q.Len())
 	require.NoError(t, q.checkInvariants())
-	require.Empty(t, q.index, "idle keys leave no state behind")
+	require.Zero(t, q.keys.n, "idle keys leave no state behind")
 }
 
 func TestGetWaitsAndWakes(t *testing.T) {

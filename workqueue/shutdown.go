@@ -23,13 +23,13 @@ func (q *Queue[K]) ShutDown() {
 		if !ok {
 			break
 		}
-		q.entries[slot].flags &^= pending
+		q.entries.at(slot).flags &^= pending
 		q.releaseLocked(slot)
 	}
 	q.ready.Clear()
 	if q.requeue > 0 {
-		for slot := range q.entries {
-			if e := &q.entries[slot]; e.flags == pending|processing {
+		for slot := range q.entries.n {
+			if e := q.entries.at(slot); e.flags == pending|processing {
 				e.flags = processing
 			}
 		}

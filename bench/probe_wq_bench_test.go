@@ -2,6 +2,8 @@ package bench
 
 import (
 	"testing"
+
+	"github.com/ginformer/ginformer/informer"
 )
 
 // BenchmarkProbeWQ: the work queue workloads as Go benchmarks, for
@@ -40,6 +42,27 @@ func BenchmarkProbeWQ(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "gets/s")
+		})
+	}
+}
+
+// BenchmarkProbeWQDups: 100 adds per key over 1000 keys while 8 workers
+// drain (the deduplicating workload).
+func BenchmarkProbeWQDups(b *testing.B) {
+	const n, dups = 100_000, 100
+	keys, _ := wqKeys(n / dups)
+	for _, s := range []Side{ClientGo, Ginformer} {
+		b.Run(s.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				q := newWQ(s)
+				finish := startWorkers(q, wqWorkers, func(informer.NamespacedKey) {})
+				for i := range n {
+					q.Add(keys[i%len(keys)])
+				}
+				finish()
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "adds/s")
 		})
 	}
 }

@@ -186,8 +186,15 @@ func wqConcurrentWorkload(cfg Config, n, dups int) Workload {
 	keys, _ := wqKeys(n / dups)
 	name := fmt.Sprintf("%d adds of %d distinct keys, %d workers", n, n/dups, wqWorkers)
 	group := "Workqueue"
+	tput := Metric{Group: group, Name: "adds/s until processed, " + name, Unit: "adds/s", HigherBetter: true}
+	if dups == 1 {
+		// With 100 adds per key, both queues spend an add on one lock round
+		// trip and one hash to find the key already queued: the same work,
+		// so no gain is claimed (see the notes).
+		tput.Target = Target{Better, 2}
+	}
 	ms := []Metric{
-		{Group: group, Name: "adds/s until processed, " + name, Unit: "adds/s", HigherBetter: true, Target: Target{Better, 2}, Chart: true},
+		tput,
 		{Group: group, Name: "allocs per add, " + name, Unit: "allocs/add", Target: Target{GinformerAtMost, 1}},
 	}
 	if dups > 1 {

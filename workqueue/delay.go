@@ -10,12 +10,13 @@ import "time"
 // the calls that set their times. After ShutDown or Drain, AddAfter does
 // nothing; the keys still waiting then are dropped.
 func (q *Queue[K]) AddAfter(key K, d time.Duration) {
+	h := hashKey(key)
 	q.lockInit()
 	if q.state != running {
 		q.mu.Unlock()
 		return
 	}
-	slot := q.slotLocked(key)
+	slot := q.slotLocked(key, h)
 	q.addAfterLocked(slot, d) // unlocks
 }
 
@@ -25,12 +26,13 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 // failed; call Forget when it succeeded. After ShutDown or Drain,
 // AddRateLimited does nothing.
 func (q *Queue[K]) AddRateLimited(key K) {
+	h := hashKey(key)
 	q.lockInit()
 	if q.state != running {
 		q.mu.Unlock()
 		return
 	}
-	slot := q.slotLocked(key)
+	slot := q.slotLocked(key, h)
 	e := q.entries.at(slot)
 	d := q.backoff.delay(e.failures)
 	if e.failures == 0 {
@@ -139,9 +141,10 @@ func (q *Queue[K]) Forget(key K) {
 	if q.failing.Load() == 0 {
 		return // no key has failures: nothing to forget, no lock to take
 	}
+	h := hashKey(key)
 	q.lockInit()
 	defer q.mu.Unlock()
-	if slot, ok := lookup(&q.keys, &q.entries, key); ok && q.entries.at(slot).failures != 0 {
+	if slot, ok := lookup(&q.keys, &q.entries, key, h); ok && q.entries.at(slot).failures != 0 {
 		q.entries.at(slot).failures = 0
 		q.failing.Add(-1)
 		q.releaseLocked(slot)
@@ -154,9 +157,10 @@ func (q *Queue[K]) NumRequeues(key K) int {
 	if q.failing.Load() == 0 {
 		return 0
 	}
+	h := hashKey(key)
 	q.lockInit()
 	defer q.mu.Unlock()
-	if slot, ok := lookup(&q.keys, &q.entries, key); ok {
+	if slot, ok := lookup(&q.keys, &q.entries, key, h); ok {
 		return int(q.entries.at(slot).failures)
 	}
 	return 0

@@ -16,13 +16,16 @@ import "hash/maphash"
 //
 // Buckets are filled to at most 3/4; removal shifts the rest of the probe
 // run back, so there are no tombstones. The table keeps its size when keys
-// leave, like a Go map. Hashes come from [maphash.Comparable] with a seed
-// per table. Not safe for concurrent use: the queue's lock guards it.
+// leave, like a Go map. Hashes come from [maphash.Comparable] with a
+// random seed per process, so that the queue hashes a key before taking its
+// lock. Not safe for concurrent use: the queue's lock guards it.
 type keyIndex struct {
-	seed maphash.Seed
-	tab  []bucket // len is 0 or a power of two
-	n    int      // buckets in use
+	tab []bucket // len is 0 or a power of two
+	n   int      // buckets in use
 }
+
+// seed is the hash seed of every keyIndex in the process.
+var seed = maphash.MakeSeed()
 
 // bucket is one slot of the table; slot1 is the entry's slot plus one, 0
 // for an empty bucket.
@@ -33,9 +36,10 @@ type bucket struct {
 
 const minBuckets = 64
 
-// hashKey returns key's hash for ix.
-func hashKey[K comparable](ix *keyIndex, key K) uint32 {
-	return uint32(maphash.Comparable(ix.seed, key))
+// hashKey returns key's hash. It allocates nothing for keys made of
+// strings and integers (string, NamespacedKey, int, ...).
+func hashKey[K comparable](key K) uint32 {
+	return uint32(maphash.Comparable(seed, key))
 }
 
 // find returns the slot of key (whose hash is h) and true, or the position
@@ -54,12 +58,12 @@ func find[K comparable](ix *keyIndex, entries *slab[K], key K, h uint32) (slotOr
 	}
 }
 
-// lookup returns key's slot, if ix has the key.
-func lookup[K comparable](ix *keyIndex, entries *slab[K], key K) (int32, bool) {
+// lookup returns the slot of key, whose hash is h, if ix has the key.
+func lookup[K comparable](ix *keyIndex, entries *slab[K], key K, h uint32) (int32, bool) {
 	if ix.n == 0 {
 		return 0, false
 	}
-	slot, ok := find(ix, entries, key, hashKey(ix, key))
+	slot, ok := find(ix, entries, key, h)
 	return int32(slot), ok
 }
 
@@ -68,9 +72,6 @@ func lookup[K comparable](ix *keyIndex, entries *slab[K], key K) (int32, bool) {
 func (ix *keyIndex) ensureRoom() {
 	if (ix.n+1)*4 <= len(ix.tab)*3 {
 		return
-	}
-	if len(ix.tab) == 0 {
-		ix.seed = maphash.MakeSeed()
 	}
 	old := ix.tab
 	ix.tab = make([]bucket, max(minBuckets, 2*len(old)))

@@ -24,7 +24,7 @@ func TestKeyIndexModel(t *testing.T) {
 				delete(model, k)
 			} else if !ok {
 				ix.ensureRoom()
-				h := hashKey(&ix, k)
+				h := hashKey(k)
 				pos, found := find(&ix, &entries, k, h)
 				if found {
 					t.Fatalf("seed %d step %d: absent key %d found", seed, step, k)
@@ -41,7 +41,7 @@ func TestKeyIndexModel(t *testing.T) {
 				continue
 			}
 			for k := range universe {
-				got, ok := lookup(&ix, &entries, k)
+				got, ok := lookup(&ix, &entries, k, hashKey(k))
 				want, wok := model[k]
 				if ok != wok || ok && got != want {
 					t.Fatalf("seed %d step %d: key %d → %d, %v; model %d, %v", seed, step, k, got, ok, want, wok)

@@ -61,10 +61,10 @@ func (q *Queue[K]) checkInvariants() error {
 			return fmt.Errorf("bucket %d: slot %d is free or out of range", i, s)
 		}
 		k := q.entries.at(s).key
-		if h := hashKey(&q.keys, k); h != b.hash || h != q.entries.at(s).hash {
+		if h := hashKey(k); h != b.hash || h != q.entries.at(s).hash {
 			return fmt.Errorf("key %v: hash %x, bucket says %x, entry %x", k, h, b.hash, q.entries.at(s).hash)
 		}
-		if got, ok := lookup(&q.keys, &q.entries, k); !ok || got != s {
+		if got, ok := lookup(&q.keys, &q.entries, k, b.hash); !ok || got != s {
 			return fmt.Errorf("key %v in bucket %d (home %d) not found: %d, %v", k, i, int(b.hash)&mask, got, ok)
 		}
 		slots = append(slots, s)

@@ -162,12 +162,13 @@ func (q *Queue[K]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
 // out by Get, Done not called yet), it is queued again when Done is called.
 // After ShutDown or Drain, Add does nothing.
 func (q *Queue[K]) Add(key K) {
+	h := hashKey(key)
 	q.lockInit()
 	if q.state != running {
 		q.mu.Unlock()
 		return
 	}
-	slot := q.slotLocked(key)
+	slot := q.slotLocked(key, h)
 	added := q.addLocked(slot)
 	m := q.metrics
 	q.mu.Unlock()
@@ -176,10 +177,10 @@ func (q *Queue[K]) Add(key K) {
 	}
 }
 
-// slotLocked returns key's slot, making one if the key has none.
-func (q *Queue[K]) slotLocked(key K) int32 {
+// slotLocked returns the slot of key, whose hash is h, making one if the
+// key has none.
+func (q *Queue[K]) slotLocked(key K, h uint32) int32 {
 	q.keys.ensureRoom()
-	h := hashKey(&q.keys, key)
 	pos, found := find(&q.keys, &q.entries, key, h)
 	if found {
 		return int32(pos)
@@ -337,8 +338,9 @@ func (q *Queue[K]) signalLocked() {
 // Done marks key as no longer in progress. If it was added meanwhile, it is
 // queued again now. Done of a key that is not in progress does nothing.
 func (q *Queue[K]) Done(key K) {
+	h := hashKey(key)
 	q.lockInit()
-	slot, ok := lookup(&q.keys, &q.entries, key)
+	slot, ok := lookup(&q.keys, &q.entries, key, h)
 	if !ok || q.entries.at(slot).flags&processing == 0 {
 		q.mu.Unlock()
 		return

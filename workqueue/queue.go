@@ -45,7 +45,7 @@ type Queue[K comparable] struct {
 
 	// mu guards every field below. No user code runs under it.
 	mu      sync.Mutex
-	init    bool
+	inited  bool
 	epoch   time.Time           // the origin of the int64 times below (monotonic)
 	keys    keyIndex            // key → its slot in entries, for every key the queue has state for
 	entries slab[K]             // per-key state, addressed by slot
@@ -135,14 +135,14 @@ func (q *Queue[K]) setup(opts Options) {
 	q.wake = make(chan struct{}, wakeTokens)
 	q.final = make(chan struct{})
 	q.idle = make(chan struct{})
-	q.init = true
+	q.inited = true
 }
 
 // lockInit locks q and, for a zero Queue, sets it up with the default
 // options.
 func (q *Queue[K]) lockInit() {
 	q.mu.Lock()
-	if !q.init {
+	if !q.inited {
 		opts, _ := Options{}.withDefaults()
 		q.setup(opts)
 	}

@@ -28,13 +28,17 @@ import (
 //     [Queue.Drain] lets the workers finish it.
 //
 // A key that is neither queued, in progress, waiting for a delay nor
-// counting failures costs nothing: the queue keeps no state for it.
+// counting failures has no state in the queue. The memory of the largest
+// backlog (about 60 bytes per key with a NamespacedKey) is kept for reuse,
+// as a Go map keeps its buckets. Queueing, handing out and finishing a key
+// allocate nothing once the queue has grown (keys that are strings,
+// integers, or structs of them, are hashed without allocating).
 //
 // All methods are safe for concurrent use, and none calls user code (its
 // [Metrics]) with the queue's lock held. The queue starts no goroutine of
-// its own: delays and metric samples run on [time.AfterFunc] timers, which
-// [Queue.ShutDown] and [Queue.Drain] stop, so nothing needs running or
-// stopping.
+// its own, so there is nothing to run or stop: delays run on a
+// [time.AfterFunc] timer, which [Queue.ShutDown] and [Queue.Drain] stop,
+// and, with metrics, samples on another that stops when the queue is idle.
 //
 // The zero Queue is ready to use, with the default [Options]. A Queue must
 // not be copied after first use.
@@ -73,13 +77,13 @@ type Queue[K comparable] struct {
 }
 
 // entry is the state of one key: 48 bytes with a NamespacedKey. What only
-// some keys need lives elsewhere: delays in the heap, metric times in a
-// parallel slice.
+// some keys need lives elsewhere: delays in the heap, metric times in
+// parallel chunks of the slab.
 type entry[K comparable] struct {
 	key      K
 	hash     uint32 // the key's hash in keys
 	failures int32  // AddRateLimited calls since the last Forget
-	heapPos  int32  // 1 + the key's index in the delay heap; 0: not waiting
+	heapPos  int32  // 1 + the key's index in the delay heap; 0: not waiting (a free entry: the next free slot)
 	flags    uint8
 }
 

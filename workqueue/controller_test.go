@@ -227,3 +227,17 @@ func TestControllerDefaultLogger(t *testing.T) {
 	require.Contains(t, buf.String(), `level=ERROR msg="reconcile failed; retrying with backoff" controller=things err="no such thing" key=x retries=1`)
 	require.NotContains(t, buf.String(), "interrupted", "verbose levels are hidden by default")
 }
+
+// The controller adds no allocation per key to the queue's (none).
+func TestControllerProcessAllocs(t *testing.T) {
+	c, err := NewController(func(context.Context, string) error { return nil }, ControllerOptions{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, func() {
+		c.q.Add("k")
+		k, _ := c.q.Get(ctx)
+		c.process(ctx, k)
+	})
+	require.Zero(t, allocs)
+	c.q.ShutDown()
+}

@@ -297,6 +297,12 @@ func (q *Queue[K]) getWait(ctx context.Context) bool {
 	q.sleep++
 	wake, final := q.wake, q.final
 	q.mu.Unlock()
+	return q.awaitToken(ctx, wake, final)
+}
+
+// awaitToken is getWait's sleep, after the caller counted itself in sleep
+// and unlocked q.
+func (q *Queue[K]) awaitToken(ctx context.Context, wake, final chan struct{}) bool {
 	select {
 	case <-wake:
 		q.mu.Lock()

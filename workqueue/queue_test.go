@@ -373,3 +373,35 @@ func TestErrorsAreSentinels(t *testing.T) {
 	require.Equal(t, time.Second, ra.After)
 	require.Equal(t, "requeue after 1s", ra.Error())
 }
+
+// A sleeper that leaves through its context after a token was sent for it
+// (the token sits in the buffer: it had not parked yet) takes the token
+// back, so the accounting stays exact, and the key stays queued for the
+// next Get.
+func TestGetLeaveWithTokenPending(t *testing.T) {
+	q := newQ[string](t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tookBack, woke := 0, 0
+	for tookBack == 0 || woke == 0 {
+		q.lockInit()
+		q.sleep++ // a Get about to sleep
+		wake, final := q.wake, q.final
+		q.addLocked(q.slotLocked("k", hashKey("k"))) // sends it a token
+		require.Equal(t, 0, q.sleep)
+		require.Len(t, q.wake, 1)
+		q.mu.Unlock()
+		if q.awaitToken(ctx, wake, final) { // both ready: select picks either
+			woke++
+			q.mu.Unlock()
+		} else {
+			tookBack++
+		}
+		require.Equal(t, 0, q.sleep)
+		require.Empty(t, q.wake)
+		require.NoError(t, q.checkInvariants())
+		k, ok := q.tryGet()
+		require.True(t, ok)
+		q.Done(k)
+	}
+}

@@ -144,8 +144,8 @@ func (q *Queue[K]) checkInvariants() error {
 	if len(q.delayed) > 0 && (q.timerAt == 0 || q.timerAt > q.delayed[0].due) {
 		return fmt.Errorf("timer at %d, first due %d", q.timerAt, q.delayed[0].due)
 	}
-	if q.sleep < 0 || q.sleep+len(q.wake) < 0 {
-		return fmt.Errorf("sleep %d", q.sleep)
+	if q.sleep < 0 || q.woken < len(q.wake) {
+		return fmt.Errorf("sleep %d, woken %d, %d tokens buffered", q.sleep, q.woken, len(q.wake))
 	}
 	if q.state != running && len(q.delayed) > 0 {
 		return fmt.Errorf("%d keys waiting after shutdown", len(q.delayed))

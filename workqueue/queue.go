@@ -63,6 +63,7 @@ type Queue[K comparable] struct {
 	procs   []int32             // with metrics: the slots in progress, for UnfinishedWork
 	state   queueState          // running, draining or stopped
 	sleep   int                 // Get callers asleep that no token in wake is for (see getWait)
+	woken   int                 // tokens sent whose receiver has not locked q yet
 	wake    chan struct{}       // tokens for sleeping Get callers
 	final   chan struct{}       // closed once no key will be queued any more (shut down, no requeue pending)
 	idle    chan struct{}       // closed once shut down with nothing queued or in progress
@@ -290,9 +291,12 @@ func (q *Queue[K]) handOutLocked(slot int32) K {
 // token (and decrements sleep) only while sleep > 0, so every token is
 // received by a sleeper; a sleeper that leaves without a token gives up its
 // place in sleep, or, if every remaining sleeper already has a token, takes
-// one back (see leaveLocked). A woken sleeper that finds more keys queued
-// wakes the next one (handOutLocked), so a full token buffer delays
-// wake-ups but never loses one.
+// one back (see leaveLocked). woken counts the tokens sent and not yet
+// acted on, so that a key gets a token only if the keys queued outnumber
+// the wake-ups on their way: a sleeper is not woken for a key another one
+// will take. A woken sleeper that finds more keys queued than wake-ups on
+// their way wakes the next one (handOutLocked), so a full token buffer
+// delays wake-ups but never loses one.
 func (q *Queue[K]) getWait(ctx context.Context) bool {
 	q.sleep++
 	wake, final := q.wake, q.final
@@ -306,6 +310,7 @@ func (q *Queue[K]) awaitToken(ctx context.Context, wake, final chan struct{}) bo
 	select {
 	case <-wake:
 		q.mu.Lock()
+		q.woken--
 		return true
 	case <-final:
 		q.mu.Lock()
@@ -330,17 +335,19 @@ func (q *Queue[K]) leaveLocked() {
 	// meanwhile (sends need sleep > 0, and we hold the lock), and receivers
 	// take a token and leave together, so this never blocks.
 	<-q.wake
+	q.woken--
 }
 
-// signalLocked wakes one sleeping Get caller if keys are queued that no
-// token has been sent for yet.
+// signalLocked wakes one sleeping Get caller if more keys are queued than
+// wake-ups are on their way.
 func (q *Queue[K]) signalLocked() {
-	if q.sleep == 0 || q.ready.Len() <= len(q.wake) {
+	if q.sleep == 0 || q.ready.Len() <= q.woken {
 		return
 	}
 	select {
 	case q.wake <- struct{}{}:
 		q.sleep--
+		q.woken++
 	default: // buffer full: the sleepers it wakes will wake the others
 	}
 }

@@ -398,6 +398,7 @@ func TestGetLeaveWithTokenPending(t *testing.T) {
 			tookBack++
 		}
 		require.Equal(t, 0, q.sleep)
+		require.Equal(t, 0, q.woken)
 		require.Empty(t, q.wake)
 		require.NoError(t, q.checkInvariants())
 		k, ok := q.tryGet()

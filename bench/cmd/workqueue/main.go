@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/ginformer/ginformer/bench"
@@ -22,7 +23,8 @@ import (
 func main() {
 	quick := flag.Bool("quick", false, "smaller sizes and one repetition, prints only")
 	count := flag.Int("count", 0, "repetitions per side (0: 5, or 1 with -quick)")
-	write := flag.String("write", "auto", "rewrite the docs/benchmarks.md region: yes, no, or auto (yes unless -quick)")
+	write := flag.String("write", "auto", "rewrite the docs/benchmarks.md region: yes, no, or auto (yes unless -quick or -only)")
+	only := flag.String("only", "", "run only the workloads whose first row matches this regexp (for development)")
 	flag.Parse()
 
 	cfg := bench.Config{Quick: *quick, Count: *count, MinTime: 300 * time.Millisecond, Log: os.Stderr}
@@ -37,7 +39,16 @@ func main() {
 	}
 	env := bench.NewEnv()
 	start := time.Now()
-	rows := bench.Run(cfg, bench.WorkqueueBuilders(cfg))
+	builders := bench.WorkqueueBuilders(cfg)
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		builders = bench.Filter(builders, re)
+	}
+	rows := bench.Run(cfg, builders)
 	env.LoadEnd = bench.LoadAvg()
 	env.Date = start.UTC().Format("2006-01-02 15:04 MST")
 	took := time.Since(start)
@@ -46,7 +57,7 @@ func main() {
 	fmt.Printf("\n%d repetitions per side; took %s; load average at start %s, at end %s\n",
 		cfg.Count, took.Round(time.Second), env.LoadStart, env.LoadEnd)
 
-	if !(*write == "yes" || *write == "auto" && !cfg.Quick) {
+	if !(*write == "yes" || *write == "auto" && !cfg.Quick && *only == "") {
 		return
 	}
 	root, err := repoRoot()

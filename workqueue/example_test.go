@@ -1,0 +1,114 @@
+package workqueue_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/memory"
+	"github.com/ginformer/ginformer/workqueue"
+)
+
+// The queue's contract by hand: deduplication, one worker per key (a key
+// re-added while in progress comes back after Done), shutdown.
+func ExampleNew() {
+	q, err := workqueue.New[string](workqueue.Options{Name: "example"})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	q.Add("a")
+	q.Add("b")
+	q.Add("a") // already queued: nothing
+	fmt.Println("queued:", q.Len())
+
+	a, _ := q.Get(ctx)
+	q.Add("a") // in progress: queued again at Done, not now
+	b, _ := q.Get(ctx)
+	fmt.Println("got:", a, b, "queued:", q.Len())
+	q.Done(b)
+	q.Done(a)
+	again, _ := q.Get(ctx)
+	fmt.Println("got again:", again)
+	q.Done(again)
+
+	q.AddRateLimited("c") // a failure: retried after 5 ms (the default base)
+	fmt.Println("retries of c:", q.NumRequeues("c"))
+	q.Forget("c") // a success: the next failure starts from the base again
+
+	q.ShutDown()
+	_, ok := q.Get(ctx)
+	fmt.Println("after shutdown:", ok)
+	// Output:
+	// queued: 2
+	// got: a b queued: 0
+	// got again: a
+	// retries of c: 1
+	// after shutdown: false
+}
+
+type Deployment struct {
+	Namespace, Name string
+	Replicas        int
+}
+
+func deploymentKey(d *Deployment) (informer.NamespacedKey, error) {
+	return informer.NamespacedKey{Namespace: d.Namespace, Name: d.Name}, nil
+}
+
+// An informer feeds a controller in one line (Handler); the controller
+// reconciles each key with two workers, reading the informer's cache.
+func ExampleNewController() {
+	src, _ := memory.New(memory.Options[informer.NamespacedKey, *Deployment]{KeyFunc: deploymentKey})
+	defer src.Close()
+	for _, d := range []*Deployment{{"shop", "cart", 2}, {"shop", "checkout", 3}, {"web", "frontend", 5}} {
+		_, _ = src.Put(d)
+	}
+	inf, _ := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *Deployment]{
+		Source: src, KeyFunc: deploymentKey,
+	})
+
+	var mu sync.Mutex
+	var done sync.WaitGroup
+	done.Add(3)
+	var seen []string
+	reconcile := func(ctx context.Context, key informer.NamespacedKey) error {
+		d, ok := inf.Lister().Get(key)
+		if !ok {
+			return nil // deleted: clean up whatever the controller owns
+		}
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s wants %d replicas", key, d.Replicas))
+		mu.Unlock()
+		done.Done()
+		return nil // an error would retry the key with backoff
+	}
+	c, err := workqueue.NewController(reconcile, workqueue.ControllerOptions{
+		Queue:   workqueue.Options{Name: "deployments"},
+		Workers: 2,
+	})
+	if err != nil {
+		panic(err)
+	}
+	reg, _ := inf.AddHandler(workqueue.Handler(c.Queue(), deploymentKey), informer.HandlerOptions{Name: "deployments"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = inf.Run(ctx) })
+	_ = informer.WaitForSync(ctx, inf, reg) // reconcile reads a complete cache
+	wg.Go(func() { _ = c.Run(ctx) })
+
+	done.Wait()
+	cancel()
+	wg.Wait() // both Run calls return once their goroutines have exited
+	slices.Sort(seen)
+	for _, s := range seen {
+		fmt.Println(s)
+	}
+	// Output:
+	// shop/cart wants 2 replicas
+	// shop/checkout wants 3 replicas
+	// web/frontend wants 5 replicas
+}

@@ -19,17 +19,6 @@ const keepCap = 1024
 // the memory back as it drains, while bursts of up to a thousand items (an
 // informer's batch) reuse one buffer. Push and Pop are
 // amortized O(1). Every slot is zeroed when its item leaves the Ring (Pop,
-// Ptr returns a pointer to the i-th item from the front (0 is the oldest),
-// so it can be modified in place. The pointer is valid only until the next
-// Push, Pop or Clear (which may move the items). It panics if i is out of
-// range [0, Len()).
-func (r *Ring[T]) Ptr(i int) *T {
-	if i < 0 || i >= r.n {
-		panic("ringbuf: index out of range")
-	}
-	return &r.buf[(r.head+i)&(len(r.buf)-1)]
-}
-
 // Clear, or a resize) so the garbage collector can reclaim what it referred
 // to.
 //
@@ -91,6 +80,17 @@ func (r *Ring[T]) At(i int) T {
 		panic("ringbuf: index out of range")
 	}
 	return r.buf[(r.head+i)&(len(r.buf)-1)]
+}
+
+// Ptr returns a pointer to the i-th item from the front (0 is the oldest),
+// so it can be modified in place. The pointer is valid only until the next
+// Push, Pop or Clear (which may move the items). It panics if i is out of
+// range [0, Len()).
+func (r *Ring[T]) Ptr(i int) *T {
+	if i < 0 || i >= r.n {
+		panic("ringbuf: index out of range")
+	}
+	return &r.buf[(r.head+i)&(len(r.buf)-1)]
 }
 
 // Clear removes every item and releases the buffer: the Ring is left as its

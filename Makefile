@@ -4,7 +4,7 @@ GO ?= go
 # Every module in go.work, tested in one go with the race detector.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
-.PHONY: test vet bench bench-compare bench-compare-quick fuzz demo
+.PHONY: test vet bench bench-compare bench-compare-quick fuzz demo examples
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
@@ -14,6 +14,10 @@ test: vet
 	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+
+# Every runnable Example of every module.
+examples:
+	$(GO) test -count=1 -run '^Example' $(addsuffix /...,$(MODULES))
 
 vet:
 	$(GO) vet $(addsuffix /...,$(MODULES))

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/mirror"
@@ -16,124 +20,343 @@ import (
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
-// benchKeys is the size of the synced prefix.
-const benchKeys = 100_000
+// The benchmarks compare the source, inside a SharedInformer, with the
+// simplest peer: etcd's mirror.Syncer whose responses are decoded with
+// encoding/json into a map (mirror fetches the next page while the consumer
+// decodes), and a plain paged Get (1000 keys per page) decoded the same way.
+// Every contender runs in the same process against the same embedded etcd,
+// one after the other inside each op (the order alternates), so the ratios
+// compare runs made under the same machine load. Values are [svc]s of about
+// 0.9 KB of JSON.
 
-// Load writes n JSON objects under prefix, 128 per transaction.
-func load(b testing.TB, c *clientv3.Client, prefix string, n int) {
-	ctx := context.Background()
-	for i := 0; i < n; i += 128 {
-		ops := make([]clientv3.Op, 0, 128)
-		for j := i; j < min(i+128, n); j++ {
-			v, _ := json.Marshal(obj{Name: fmt.Sprintf("k%06d", j), Gen: 1, Tier: "gold"})
-			ops = append(ops, clientv3.OpPut(fmt.Sprintf("%sk%06d", prefix, j), string(v)))
+// syncSizes are the sizes of BenchmarkSync; GINFORMER_BENCH_SIZES="100k"
+// picks one. GINFORMER_BENCH_ONLY="ginformer" runs one contender of
+// BenchmarkSync and BenchmarkWatch (to profile it alone).
+var syncSizes = []int{100_000, 1_000_000}
+
+// BenchmarkSync: time to a complete typed cache of N keys. One op syncs
+// each contender once; the metrics are per contender and per op:
+//
+//	<c>-s          wall time from start to a complete cache
+//	<c>-cpu-s      process CPU over that time (etcd's included: it is in-process)
+//	<c>-peak-MB    peak bytes in heap objects during the sync (GC slack included)
+//	<c>-live-MB    peak live heap as marked by the GC during the sync
+//	<c>-kept-MB    live heap after the sync (the cache), all above the heap before it
+//	ginformer/mirror  the ratio of the wall times (sum over the ops)
+//
+// ns/op is the sum over the contenders and means nothing by itself.
+func BenchmarkSync(b *testing.B) {
+	sizes := syncSizes
+	if s := os.Getenv("GINFORMER_BENCH_SIZES"); s != "" {
+		sizes = nil
+		for _, n := range []int{100_000, 1_000_000} {
+			if s == kfmt(n) {
+				sizes = append(sizes, n)
+			}
 		}
-		_, err := c.Txn(ctx).Then(ops...).Commit()
-		require.NoError(b, err)
+	}
+	for _, n := range sizes {
+		b.Run("keys="+kfmt(n), func(b *testing.B) { benchSync(b, n) })
 	}
 }
 
-// BenchmarkSync100k: one op is a full list of 100k keys at one revision,
-// by etcd's mirror.Syncer (raw key-values, 1000 per page) and by the source
-// (decoded objects, 500 per page: the reflector's default).
-func BenchmarkSync100k(b *testing.B) {
+// syncer is one contender of BenchmarkSync: it builds a complete cache of
+// the prefix and returns something that holds it.
+type syncer struct {
+	name string
+	sync func(b *testing.B, c *clientv3.Client, prefix string, n int) (cache any, stop func())
+}
+
+var syncers = []syncer{
+	{"mirror", syncMirror},
+	{"paged", syncPaged},
+	{"ginformer", syncInformer},
+}
+
+func benchSync(b *testing.B, n int) {
 	s := etcdtest.New(b, etcdtest.Config{})
 	c := s.NewTestClient(b)
 	const prefix = "/bench/sync/"
-	load(b, c, prefix, benchKeys)
-	ctx := context.Background()
+	loadSvcs(b, c, prefix, 0, n, 1)
 
-	b.Run("mirror.Syncer", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			rc, errc := mirror.NewSyncer(c, prefix, 0).SyncBase(ctx)
-			for resp := range rc {
-				n += len(resp.Kvs)
-			}
-			require.NoError(b, <-errc)
-			require.Equal(b, benchKeys, n)
+	type sums struct{ wall, cpu, peak, live, kept float64 }
+	syncers := only(syncers, func(s syncer) string { return s.name })
+	tot := make([]sums, len(syncers))
+	b.ReportAllocs()
+	op := 0
+	for b.Loop() {
+		for k := range syncers {
+			i := (k + op) % len(syncers) // alternate who goes first
+			base := heapAfterGC()
+			hp := startHeapPeak()
+			cpu0, t0 := processCPU(), time.Now()
+			cache, stop := syncers[i].sync(b, c, prefix, n)
+			wall, cpu := time.Since(t0), processCPU()-cpu0
+			peak, live := hp.stop()
+			kept := heapAfterGC()
+			runtime.KeepAlive(cache)
+			stop()
+			const mb = 1 << 20
+			tot[i].wall += wall.Seconds()
+			tot[i].cpu += cpu.Seconds()
+			tot[i].peak += (float64(peak) - float64(base)) / mb
+			tot[i].live += (float64(live) - float64(base)) / mb
+			tot[i].kept += (float64(kept) - float64(base)) / mb
 		}
-		b.ReportMetric(float64(benchKeys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
-	})
-	b.Run("source", func(b *testing.B) {
-		src := newSource(b, etcd.Options[obj]{Client: c, Prefix: prefix})
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			opts := informer.ListOptions{Limit: 500}
-			for {
-				page, err := src.List(ctx, opts)
-				require.NoError(b, err)
-				n += len(page.Items)
-				if page.Continue == "" {
-					break
-				}
-				opts.Continue = page.Continue
-			}
-			require.Equal(b, benchKeys, n)
-		}
-		b.ReportMetric(float64(benchKeys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
-	})
+		op++
+	}
+	for i, sc := range syncers {
+		t := tot[i]
+		b.ReportMetric(t.wall/float64(op), sc.name+"-s")
+		b.ReportMetric(t.cpu/float64(op), sc.name+"-cpu-s")
+		b.ReportMetric(t.peak/float64(op), sc.name+"-peak-MB")
+		b.ReportMetric(t.live/float64(op), sc.name+"-live-MB")
+		b.ReportMetric(t.kept/float64(op), sc.name+"-kept-MB")
+	}
+	if len(syncers) == 3 {
+		b.ReportMetric(tot[2].wall/tot[0].wall, "ginformer/mirror")
+	}
 }
 
-// BenchmarkWatchEvents: events per second from etcd writes (128 puts per
-// transaction) to the consumer, through mirror.Syncer's update channel and
-// through the source's watch (decoded objects). One op is one event.
-func BenchmarkWatchEvents(b *testing.B) {
+// only keeps the contender GINFORMER_BENCH_ONLY names, or all.
+func only[C any](cs []C, name func(C) string) []C {
+	o := os.Getenv("GINFORMER_BENCH_ONLY")
+	if o == "" {
+		return cs
+	}
+	var out []C
+	for _, c := range cs {
+		if name(c) == o {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// syncMirror: mirror.Syncer's SyncBase, each value decoded into a map.
+func syncMirror(b *testing.B, c *clientv3.Client, prefix string, n int) (any, func()) {
+	cache := make(map[string]*svc)
+	rc, errc := mirror.NewSyncer(c, prefix, 0).SyncBase(context.Background())
+	for resp := range rc {
+		for _, kv := range resp.Kvs {
+			v := new(svc)
+			if err := json.Unmarshal(kv.Value, v); err != nil {
+				b.Fatal(err)
+			}
+			cache[string(kv.Key)] = v
+		}
+	}
+	require.NoError(b, <-errc)
+	require.Len(b, cache, n)
+	return cache, func() {}
+}
+
+// syncPaged: Get 1000 keys at a time at the first page's revision, each
+// page decoded before the next is fetched.
+func syncPaged(b *testing.B, c *clientv3.Client, prefix string, n int) (any, func()) {
+	ctx := context.Background()
+	cache := make(map[string]*svc)
+	key, end := prefix, clientv3.GetPrefixRangeEnd(prefix)
+	var rev int64
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(1000)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := c.Get(ctx, key, opts...)
+		require.NoError(b, err)
+		rev = resp.Header.Revision
+		for _, kv := range resp.Kvs {
+			v := new(svc)
+			if err := json.Unmarshal(kv.Value, v); err != nil {
+				b.Fatal(err)
+			}
+			cache[string(kv.Key)] = v
+		}
+		if !resp.More {
+			break
+		}
+		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	require.Len(b, cache, n)
+	return cache, func() {}
+}
+
+// syncInformer: a new SharedInformer with default options, until it has
+// synced.
+func syncInformer(b *testing.B, c *clientv3.Client, prefix string, n int) (any, func()) {
+	src, err := etcd.New(etcd.Options[svc]{Client: c, Prefix: prefix})
+	require.NoError(b, err)
+	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[svc]]{
+		Source: src, KeyFunc: etcd.KeyFunc[svc], Logger: logr.Discard(),
+	})
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = inf.Run(ctx) })
+	require.NoError(b, informer.WaitForSync(ctx, inf))
+	require.Equal(b, n, inf.Lister().Len())
+	return inf, func() { cancel(); wg.Wait() }
+}
+
+// BenchmarkWatch: one watcher follows 20k updates of 20k existing keys
+// (128 puts per transaction, written as fast as etcd takes them). One op
+// runs each contender once; the metrics are per contender, averaged over
+// the ops:
+//
+//	<c>-events/s   events applied to the cache per second, from the first write to the last event
+//	<c>-p50-ms, <c>-p99-ms  from sending a write to its event reaching the cache (handler)
+//	<c>-lag-ms     from the last write's response to its event reaching the cache
+//	<c>-cpu-us/ev  process CPU per event (etcd's and the writer's included)
+//	ginformer/mirror  the ratio of the event rates (sum over the ops)
+func BenchmarkWatch(b *testing.B) {
+	const n = 20_000
 	s := etcdtest.New(b, etcdtest.Config{})
 	c := s.NewTestClient(b)
-	ctx := context.Background()
-	run := func(b *testing.B, prefix string, receive func(rev int64, n int) int) {
-		resp, err := c.Get(ctx, "probe")
-		require.NoError(b, err)
-		b.ReportAllocs()
-		b.ResetTimer()
-		done := make(chan int, 1)
-		go func() { done <- receive(resp.Header.Revision, b.N) }()
-		load(b, c, prefix, b.N)
+	const prefix = "/bench/watch/"
+	loadSvcs(b, c, prefix, 0, n, 1)
+	gen := int64(1)
+
+	type watcher struct {
+		name string
+		// start begins watching after rev and returns a function that waits
+		// until it has applied the event of every key at generation gen,
+		// returning each event's revision and arrival time, then stops.
+		start func(rev, gen int64) (wait func() ([]int64, []time.Time))
+	}
+	watchers := []watcher{
+		{"mirror", func(rev, gen int64) func() ([]int64, []time.Time) { return watchMirror(b, c, prefix, rev, gen, n) }},
+		{"ginformer", func(rev, gen int64) func() ([]int64, []time.Time) { return watchInformer(b, c, prefix, rev, gen, n) }},
+	}
+	type sums struct{ rate, p50, p99, lag, cpu float64 }
+	watchers = only(watchers, func(w watcher) string { return w.name })
+	tot := make([]sums, len(watchers))
+	op := 0
+	for b.Loop() {
+		for k := range watchers {
+			i := (k + op) % len(watchers)
+			resp, err := c.Get(context.Background(), prefix)
+			require.NoError(b, err)
+			gen++
+			wait := watchers[i].start(resp.Header.Revision, gen)
+			cpu0, t0 := processCPU(), time.Now()
+			sent := map[int64]time.Time{} // revision → when its transaction was sent
+			var lastDone time.Time
+			for j := 0; j < n; j += 128 {
+				ops := make([]clientv3.Op, 0, 128)
+				for k := j; k < min(j+128, n); k++ {
+					v, _ := json.Marshal(newSvc(k, gen))
+					ops = append(ops, clientv3.OpPut(svcKey(prefix, k), string(v)))
+				}
+				ts := time.Now()
+				resp, err := c.Txn(context.Background()).Then(ops...).Commit()
+				require.NoError(b, err)
+				sent[resp.Header.Revision] = ts
+				lastDone = time.Now()
+			}
+			revs, at := wait()
+			cpu := processCPU() - cpu0
+			var last time.Time
+			lat := make([]time.Duration, len(revs))
+			for j, r := range revs {
+				lat[j] = at[j].Sub(sent[r])
+				if at[j].After(last) {
+					last = at[j]
+				}
+			}
+			tot[i].rate += float64(n) / last.Sub(t0).Seconds()
+			tot[i].p50 += float64(quantile(lat, 0.5)) / 1e6
+			tot[i].p99 += float64(quantile(lat, 0.99)) / 1e6
+			tot[i].lag += float64(max(0, last.Sub(lastDone))) / 1e6
+			tot[i].cpu += float64(cpu.Microseconds()) / float64(n)
+		}
+		op++
+	}
+	for i, w := range watchers {
+		t := tot[i]
+		b.ReportMetric(t.rate/float64(op), w.name+"-events/s")
+		b.ReportMetric(t.p50/float64(op), w.name+"-p50-ms")
+		b.ReportMetric(t.p99/float64(op), w.name+"-p99-ms")
+		b.ReportMetric(t.lag/float64(op), w.name+"-lag-ms")
+		b.ReportMetric(t.cpu/float64(op), w.name+"-cpu-us/ev")
+	}
+	if len(watchers) == 2 {
+		b.ReportMetric(tot[1].rate/tot[0].rate, "ginformer/mirror")
+	}
+}
+
+// watchMirror: mirror.Syncer's SyncUpdates from rev, each value decoded
+// into a map.
+func watchMirror(b *testing.B, c *clientv3.Client, prefix string, rev, gen int64, n int) func() ([]int64, []time.Time) {
+	ctx, cancel := context.WithCancel(context.Background())
+	wch := mirror.NewSyncer(c, prefix, rev).SyncUpdates(ctx)
+	revs, at := make([]int64, 0, n), make([]time.Time, 0, n)
+	done := make(chan error, 1)
+	go func() {
+		cache := make(map[string]*svc)
+		for resp := range wch {
+			for _, ev := range resp.Events {
+				v := new(svc)
+				if err := json.Unmarshal(ev.Kv.Value, v); err != nil {
+					done <- err
+					return
+				}
+				cache[string(ev.Kv.Key)] = v
+				revs, at = append(revs, ev.Kv.ModRevision), append(at, time.Now())
+				if v.Generation == gen && len(revs) == n {
+					done <- nil
+					return
+				}
+			}
+		}
+		done <- fmt.Errorf("watch ended after %d events", len(revs))
+	}()
+	return func() ([]int64, []time.Time) {
+		defer cancel()
 		select {
-		case got := <-done:
-			require.Equal(b, b.N, got)
-		case <-time.After(time.Minute):
+		case err := <-done:
+			require.NoError(b, err)
+		case <-time.After(2 * time.Minute):
 			b.Fatal("events missing")
 		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		return revs, at
 	}
-	b.Run("mirror.Syncer", func(b *testing.B) {
-		prefix := fmt.Sprintf("/bench/watch/mirror/%d/", prefixN.Add(1))
-		run(b, prefix, func(rev int64, n int) int {
-			wctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			got := 0
-			for resp := range mirror.NewSyncer(c, prefix, rev).SyncUpdates(wctx) {
-				got += len(resp.Events)
-				if got >= n {
-					break
-				}
-			}
-			return got
-		})
+}
+
+// watchInformer: a SharedInformer (default options) synced before the
+// writes, whose handler records the updates.
+func watchInformer(b *testing.B, c *clientv3.Client, prefix string, _, gen int64, n int) func() ([]int64, []time.Time) {
+	src, err := etcd.New(etcd.Options[svc]{Client: c, Prefix: prefix})
+	require.NoError(b, err)
+	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[svc]]{
+		Source: src, KeyFunc: etcd.KeyFunc[svc], Logger: logr.Discard(),
 	})
-	b.Run("source", func(b *testing.B) {
-		prefix := fmt.Sprintf("/bench/watch/source/%d/", prefixN.Add(1))
-		src := newSource(b, etcd.Options[obj]{Client: c, Prefix: prefix})
-		run(b, prefix, func(rev int64, n int) int {
-			w, err := src.Watch(ctx, informer.WatchOptions{Version: fmt.Sprint(rev)})
-			if err != nil {
-				return -1
+	require.NoError(b, err)
+	revs, at := make([]int64, 0, n), make([]time.Time, 0, n)
+	done := make(chan struct{})
+	_, err = inf.AddHandler(informer.HandlerFuncs[string, *etcd.Object[svc]]{
+		UpdateFunc: func(_, o *etcd.Object[svc]) {
+			if o.Value.Generation != gen || len(revs) == n {
+				return
 			}
-			defer w.Stop()
-			got := 0
-			for ev := range w.Events() {
-				if ev.Type == informer.EventAdded || ev.Type == informer.EventModified {
-					got++
-				}
-				if got >= n {
-					break
-				}
+			revs, at = append(revs, o.ModRevision), append(at, time.Now())
+			if len(revs) == n {
+				close(done)
 			}
-			return got
-		})
-	})
+		},
+	}, informer.HandlerOptions{Name: "bench"})
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = inf.Run(ctx) })
+	require.NoError(b, informer.WaitForSync(ctx, inf))
+	return func() ([]int64, []time.Time) {
+		defer func() { cancel(); wg.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute):
+			b.Fatalf("events missing: %d of %d", len(revs), n)
+		}
+		return revs, at
+	}
 }

@@ -29,6 +29,9 @@ type Source[T any] struct {
 	end      string // range end (exclusive)
 	decodeN  atomic.Uint64
 	watchSeq atomic.Uint64
+	// noRangeStream is set once etcd answered that it has no RangeStream:
+	// streaming lists read pages from then on (see initial.go).
+	noRangeStream atomic.Bool
 
 	// mu guards watches.
 	mu sync.Mutex

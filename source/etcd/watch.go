@@ -67,41 +67,6 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], rev int64, opts inf
 	}
 }
 
-// sendInitial lists the state not older than min (0: the latest) page by
-// page as Added events, then the end marker. It returns the revision of the
-// list, or false if the stream ended.
-func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], min int64) (int64, bool) {
-	lopts := informer.ListOptions{Limit: 500}
-	if min > 0 {
-		lopts.Mode, lopts.Version = informer.ReadNotOlderThan, formatRev(min)
-	}
-	var version string
-	for {
-		page, err := s.List(ctx, lopts)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
-			}
-			return 0, false
-		}
-		version = page.Version
-		for _, obj := range page.Items {
-			if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
-				return 0, false
-			}
-		}
-		if page.Continue == "" {
-			break
-		}
-		lopts.Continue = page.Continue
-	}
-	if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: version, InitialEventsEnd: true}) {
-		return 0, false
-	}
-	rev, _ := strconv.ParseInt(version, 10, 64)
-	return rev, true
-}
-
 // watch streams etcd's changes after rev into w until ctx is done (nil) or
 // the watch fails (the error to send).
 func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], rev int64) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -200,12 +201,15 @@ func syncInformer(b *testing.B, c *clientv3.Client, prefix string, n int) (any, 
 }
 
 // BenchmarkWatch: one watcher follows 20k updates of 20k existing keys
-// (128 puts per transaction, written as fast as etcd takes them). One op
-// runs each contender once; the metrics are per contender, averaged over
-// the ops:
+// (128 puts per transaction, written as fast as etcd takes them). Each
+// contender has its own prefix, watched from before the first op: mirror
+// opens SyncUpdates at the revision before each op's writes, the informer
+// runs throughout (synced, its handler idle, before the first op). One op
+// writes the 20k updates once per contender, in alternating order; the
+// metrics are per contender, averaged over the ops:
 //
 //	<c>-events/s   events applied to the cache per second, from the first write to the last event
-//	<c>-p50-ms, <c>-p99-ms  from sending a write to its event reaching the cache (handler)
+//	<c>-p50-ms, <c>-p99-ms  from sending a write to its event reaching the cache (the handler)
 //	<c>-lag-ms     from the last write's response to its event reaching the cache
 //	<c>-cpu-us/ev  process CPU per event (etcd's and the writer's included)
 //	ginformer/mirror  the ratio of the event rates (sum over the ops)
@@ -213,32 +217,35 @@ func BenchmarkWatch(b *testing.B) {
 	const n = 20_000
 	s := etcdtest.New(b, etcdtest.Config{})
 	c := s.NewTestClient(b)
-	const prefix = "/bench/watch/"
-	loadSvcs(b, c, prefix, 0, n, 1)
-	gen := int64(1)
 
 	type watcher struct {
 		name string
-		// start begins watching after rev and returns a function that waits
-		// until it has applied the event of every key at generation gen,
-		// returning each event's revision and arrival time, then stops.
-		start func(rev, gen int64) (wait func() ([]int64, []time.Time))
+		// open starts watching prefix; round(rev, gen) expects the
+		// updates to generation gen, written after revision rev, and
+		// returns a function that waits for all of them, returning each
+		// event's revision and arrival time.
+		open func(b *testing.B, c *clientv3.Client, prefix string, n int) (round func(rev, gen int64) func() ([]int64, []time.Time))
 	}
-	watchers := []watcher{
-		{"mirror", func(rev, gen int64) func() ([]int64, []time.Time) { return watchMirror(b, c, prefix, rev, gen, n) }},
-		{"ginformer", func(rev, gen int64) func() ([]int64, []time.Time) { return watchInformer(b, c, prefix, rev, gen, n) }},
+	watchers := only([]watcher{{"mirror", watchMirror}, {"ginformer", watchInformer}, {"source", watchSource}}, func(w watcher) string { return w.name })
+	rounds := make([]func(rev, gen int64) func() ([]int64, []time.Time), len(watchers))
+	prefixes := make([]string, len(watchers))
+	for i, w := range watchers {
+		prefixes[i] = "/bench/watch/" + w.name + "/"
+		loadSvcs(b, c, prefixes[i], 0, n, 1)
+		rounds[i] = w.open(b, c, prefixes[i], n)
 	}
+	gen := int64(1)
 	type sums struct{ rate, p50, p99, lag, cpu float64 }
-	watchers = only(watchers, func(w watcher) string { return w.name })
 	tot := make([]sums, len(watchers))
 	op := 0
 	for b.Loop() {
+		gen++
 		for k := range watchers {
 			i := (k + op) % len(watchers)
-			resp, err := c.Get(context.Background(), prefix)
+			resp, err := c.Get(context.Background(), prefixes[i])
 			require.NoError(b, err)
-			gen++
-			wait := watchers[i].start(resp.Header.Revision, gen)
+			wait := rounds[i](resp.Header.Revision, gen)
+			runtime.GC() // neither starts with the other's garbage
 			cpu0, t0 := processCPU(), time.Now()
 			sent := map[int64]time.Time{} // revision → when its transaction was sent
 			var lastDone time.Time
@@ -246,7 +253,7 @@ func BenchmarkWatch(b *testing.B) {
 				ops := make([]clientv3.Op, 0, 128)
 				for k := j; k < min(j+128, n); k++ {
 					v, _ := json.Marshal(newSvc(k, gen))
-					ops = append(ops, clientv3.OpPut(svcKey(prefix, k), string(v)))
+					ops = append(ops, clientv3.OpPut(svcKey(prefixes[i], k), string(v)))
 				}
 				ts := time.Now()
 				resp, err := c.Txn(context.Background()).Then(ops...).Commit()
@@ -280,66 +287,84 @@ func BenchmarkWatch(b *testing.B) {
 		b.ReportMetric(t.lag/float64(op), w.name+"-lag-ms")
 		b.ReportMetric(t.cpu/float64(op), w.name+"-cpu-us/ev")
 	}
-	if len(watchers) == 2 {
+	if len(watchers) >= 2 {
 		b.ReportMetric(tot[1].rate/tot[0].rate, "ginformer/mirror")
 	}
 }
 
-// watchMirror: mirror.Syncer's SyncUpdates from rev, each value decoded
-// into a map.
-func watchMirror(b *testing.B, c *clientv3.Client, prefix string, rev, gen int64, n int) func() ([]int64, []time.Time) {
-	ctx, cancel := context.WithCancel(context.Background())
-	wch := mirror.NewSyncer(c, prefix, rev).SyncUpdates(ctx)
-	revs, at := make([]int64, 0, n), make([]time.Time, 0, n)
-	done := make(chan error, 1)
-	go func() {
-		cache := make(map[string]*svc)
-		for resp := range wch {
-			for _, ev := range resp.Events {
-				v := new(svc)
-				if err := json.Unmarshal(ev.Kv.Value, v); err != nil {
-					done <- err
-					return
-				}
-				cache[string(ev.Kv.Key)] = v
-				revs, at = append(revs, ev.Kv.ModRevision), append(at, time.Now())
-				if v.Generation == gen && len(revs) == n {
-					done <- nil
-					return
+// watchMirror: each round, mirror.Syncer's SyncUpdates from rev, each
+// value decoded into a map.
+func watchMirror(b *testing.B, c *clientv3.Client, prefix string, n int) func(rev, gen int64) func() ([]int64, []time.Time) {
+	cache := make(map[string]*svc)
+	return func(rev, gen int64) func() ([]int64, []time.Time) {
+		ctx, cancel := context.WithCancel(context.Background())
+		wch := mirror.NewSyncer(c, prefix, rev).SyncUpdates(ctx)
+		revs, at := make([]int64, 0, n), make([]time.Time, 0, n)
+		done := make(chan error, 1)
+		go func() {
+			for resp := range wch {
+				for _, ev := range resp.Events {
+					v := new(svc)
+					if err := json.Unmarshal(ev.Kv.Value, v); err != nil {
+						done <- err
+						return
+					}
+					cache[string(ev.Kv.Key)] = v
+					revs, at = append(revs, ev.Kv.ModRevision), append(at, time.Now())
+					if v.Generation == gen && len(revs) == n {
+						done <- nil
+						return
+					}
 				}
 			}
+			done <- fmt.Errorf("watch ended after %d events", len(revs))
+		}()
+		return func() ([]int64, []time.Time) {
+			defer cancel()
+			select {
+			case err := <-done:
+				require.NoError(b, err)
+			case <-time.After(2 * time.Minute):
+				b.Fatal("events missing")
+			}
+			return revs, at
 		}
-		done <- fmt.Errorf("watch ended after %d events", len(revs))
-	}()
-	return func() ([]int64, []time.Time) {
-		defer cancel()
-		select {
-		case err := <-done:
-			require.NoError(b, err)
-		case <-time.After(2 * time.Minute):
-			b.Fatal("events missing")
-		}
-		return revs, at
 	}
 }
 
-// watchInformer: a SharedInformer (default options) synced before the
-// writes, whose handler records the updates.
-func watchInformer(b *testing.B, c *clientv3.Client, prefix string, _, gen int64, n int) func() ([]int64, []time.Time) {
+// watchInformer: a SharedInformer (default options) running for the whole
+// benchmark, whose handler records the updates of each round.
+func watchInformer(b *testing.B, c *clientv3.Client, prefix string, n int) func(rev, gen int64) func() ([]int64, []time.Time) {
 	src, err := etcd.New(etcd.Options[svc]{Client: c, Prefix: prefix})
 	require.NoError(b, err)
 	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[svc]]{
 		Source: src, KeyFunc: etcd.KeyFunc[svc], Logger: logr.Discard(),
 	})
 	require.NoError(b, err)
-	revs, at := make([]int64, 0, n), make([]time.Time, 0, n)
-	done := make(chan struct{})
+	// mu guards the round's fields below.
+	var mu sync.Mutex
+	var (
+		gen     int64
+		revs    []int64
+		at      []time.Time
+		done    chan struct{}
+		initial = make(chan struct{})
+		adds    int
+	)
 	_, err = inf.AddHandler(informer.HandlerFuncs[string, *etcd.Object[svc]]{
+		AddFunc: func(*etcd.Object[svc], bool) {
+			if adds++; adds == n {
+				close(initial)
+			}
+		},
 		UpdateFunc: func(_, o *etcd.Object[svc]) {
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
 			if o.Value.Generation != gen || len(revs) == n {
 				return
 			}
-			revs, at = append(revs, o.ModRevision), append(at, time.Now())
+			revs, at = append(revs, o.ModRevision), append(at, now)
 			if len(revs) == n {
 				close(done)
 			}
@@ -349,14 +374,61 @@ func watchInformer(b *testing.B, c *clientv3.Client, prefix string, _, gen int64
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = inf.Run(ctx) })
-	require.NoError(b, informer.WaitForSync(ctx, inf))
-	return func() ([]int64, []time.Time) {
-		defer func() { cancel(); wg.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Minute):
-			b.Fatalf("events missing: %d of %d", len(revs), n)
+	b.Cleanup(func() { cancel(); wg.Wait() })
+	select { // the handler has seen the initial list: only the updates remain
+	case <-initial:
+	case <-time.After(2 * time.Minute):
+		b.Fatal("initial list missing")
+	}
+	return func(_, g int64) func() ([]int64, []time.Time) {
+		mu.Lock()
+		gen, revs, at, done = g, make([]int64, 0, n), make([]time.Time, 0, n), make(chan struct{})
+		d := done
+		mu.Unlock()
+		return func() ([]int64, []time.Time) {
+			select {
+			case <-d:
+			case <-time.After(2 * time.Minute):
+				b.Fatal("events missing")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return revs, at
 		}
-		return revs, at
+	}
+}
+
+// watchSource: each round, the source's own watch from rev (no informer).
+func watchSource(b *testing.B, c *clientv3.Client, prefix string, n int) func(rev, gen int64) func() ([]int64, []time.Time) {
+	src, err := etcd.New(etcd.Options[svc]{Client: c, Prefix: prefix})
+	require.NoError(b, err)
+	return func(rev, gen int64) func() ([]int64, []time.Time) {
+		w, err := src.Watch(context.Background(), informer.WatchOptions{Version: strconv.FormatInt(rev, 10)})
+		require.NoError(b, err)
+		revs, at := make([]int64, 0, n), make([]time.Time, 0, n)
+		done := make(chan error, 1)
+		go func() {
+			for ev := range w.Events() {
+				if ev.Type != informer.EventModified {
+					continue
+				}
+				revs, at = append(revs, ev.Object.ModRevision), append(at, time.Now())
+				if ev.Object.Value.Generation == gen && len(revs) == n {
+					done <- nil
+					return
+				}
+			}
+			done <- fmt.Errorf("watch ended after %d events", len(revs))
+		}()
+		return func() ([]int64, []time.Time) {
+			defer w.Stop()
+			select {
+			case err := <-done:
+				require.NoError(b, err)
+			case <-time.After(2 * time.Minute):
+				b.Fatal("events missing")
+			}
+			return revs, at
+		}
 	}
 }

@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -34,9 +33,6 @@ const pageBytes = 2 << 20
 
 // firstPage is the first page of the paged fallback when PageSize is zero.
 const firstPage = 1000
-
-// parallelMin is the smallest chunk decoded on more than one goroutine.
-const parallelMin = 64
 
 // sendInitial sends the state not older than min (0: the latest) as Added
 // events, then the end marker. It returns the revision of the state, or
@@ -220,31 +216,17 @@ func (s *Source[T]) listError(rev int64, err error) error {
 	return fmt.Errorf("etcd source: list %q at revision %d: %w", s.opts.Prefix, rev, classify(err))
 }
 
-// decodeChunk appends the visible objects of kvs to out, in key order. A
-// large chunk is decoded on up to GOMAXPROCS goroutines (the codec and the
-// transform are documented to be called concurrently).
+// decodeChunk appends the visible objects of kvs to out, in key order,
+// decoding them in parallel.
 func (s *Source[T]) decodeChunk(ctx context.Context, kvs []*mvccpb.KeyValue, out []*Object[T]) []*Object[T] {
-	n := len(kvs)
 	start := len(out)
-	out = append(out, make([]*Object[T], n)...)
+	out = append(out, make([]*Object[T], len(kvs))...)
 	slots := out[start:]
-	part := func(lo, hi int) {
+	parallel(len(kvs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			slots[i], _ = s.decode(ctx, kvs[i], true)
 		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), n/parallelMin)
-	if workers <= 1 {
-		part(0, n)
-	} else {
-		var wg sync.WaitGroup
-		per := (n + workers - 1) / workers
-		for lo := per; lo < n; lo += per {
-			wg.Go(func() { part(lo, min(lo+per, n)) })
-		}
-		part(0, per)
-		wg.Wait()
-	}
+	})
 	// Drop the invisible ones (nil), keeping the order.
 	j := start
 	for _, o := range slots {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -82,12 +83,16 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	// to a watch whose start revision is above the store's revision, so a
 	// watch from rev+1 on a quiet cluster would never answer a liveness
 	// probe nor give a bookmark.
-	wch := s.opts.Client.Watch(wctx, s.start,
-		clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)), clientv3.WithPrevKV(),
-		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	wopts := []clientv3.OpOption{clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)),
+		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify()}
+	if s.watchPrevKV() {
+		wopts = append(wopts, clientv3.WithPrevKV()) // else see prev.go
+	}
+	wch := s.opts.Client.Watch(wctx, s.start, wopts...)
 
 	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
 	defer live.stop()
+	var outs []converted[T] // reused between responses
 	for {
 		select {
 		case <-ctx.Done():
@@ -132,19 +137,71 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				}
 				continue
 			}
-			for _, ev := range resp.Events {
-				if ev.Kv.ModRevision <= rev {
-					continue // already seen by the consumer (see above)
-				}
-				out, ok := s.convert(ctx, ev)
-				if !ok {
-					continue
-				}
-				if !w.Send(out) {
+			evs := resp.Events
+			for len(evs) > 0 && evs[0].Kv.ModRevision <= rev {
+				evs = evs[1:] // already seen by the consumer (see above)
+			}
+			var err error
+			if outs, err = s.convertAll(ctx, evs, outs); err != nil {
+				return err
+			}
+			for i, o := range outs {
+				if o.ok && !w.Send(o.ev) {
 					return nil
 				}
+				outs[i] = converted[T]{} // let the collector have it
 			}
 			live.heard() // time spent blocked on the consumer is not silence
 		}
 	}
+}
+
+// converted is the outcome of convert for one etcd event: for a put, the
+// decoded new value first, then the event.
+type converted[T any] struct {
+	cur *Object[T]
+	v   verdict
+	ev  informer.Event[*Object[T]]
+	ok  bool
+}
+
+// convertAll converts evs into out (reused; one slot per event, in order):
+// it decodes the new values in parallel, reads the previous values etcd did
+// not send where they are needed (see prev.go), then converts in parallel
+// (decoding the previous values).
+//
+// Possible errors: those of fetchPrev.
+func (s *Source[T]) convertAll(ctx context.Context, evs []*clientv3.Event, out []converted[T]) ([]converted[T], error) {
+	out = slices.Grow(out[:0], len(evs))[:len(evs)]
+	parallel(len(evs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if evs[i].Type == clientv3.EventTypePut {
+				out[i].cur, out[i].v = s.decode(ctx, evs[i].Kv, true)
+			}
+		}
+	})
+	if !s.watchPrevKV() {
+		var idx []int
+		for i, ev := range evs {
+			if needsPrev(ev, out[i].v) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 0 {
+			if err := s.fetchPrev(ctx, evs, idx); err != nil {
+				return out, err
+			}
+		}
+	}
+	conv := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i].ev, out[i].ok = s.convert(ctx, evs[i], out[i].cur, out[i].v)
+		}
+	}
+	if slices.ContainsFunc(evs, func(ev *clientv3.Event) bool { return ev.PrevKv != nil }) {
+		parallel(len(evs), conv) // previous values to decode
+	} else {
+		conv(0, len(evs))
+	}
+	return out, nil
 }

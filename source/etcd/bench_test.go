@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"testing"
@@ -45,6 +46,13 @@ var syncSizes = []int{100_000, 1_000_000}
 //	<c>-kept-MB    live heap after the sync (the cache), all above the heap before it
 //	ginformer/mirror  the ratio of the wall times (sum over the ops)
 //
+// With N ≤ 100k, one more sync per contender runs after the ops with the
+// GC at GOGC=5, so the heap never holds much garbage and its peak is
+// (within 5%) the most data the sync held at once:
+//
+//	<c>-tight-peak-MB  that peak, above the heap before the sync
+//	<c>-tight-peak/kept  that peak over the live heap after the sync
+//
 // ns/op is the sum over the contenders and means nothing by itself.
 func BenchmarkSync(b *testing.B) {
 	sizes := syncSizes
@@ -72,6 +80,7 @@ var syncers = []syncer{
 	{"mirror", syncMirror},
 	{"paged", syncPaged},
 	{"ginformer", syncInformer},
+	{"source", syncSource},
 }
 
 func benchSync(b *testing.B, n int) {
@@ -114,8 +123,23 @@ func benchSync(b *testing.B, n int) {
 		b.ReportMetric(t.live/float64(op), sc.name+"-live-MB")
 		b.ReportMetric(t.kept/float64(op), sc.name+"-kept-MB")
 	}
-	if len(syncers) == 3 {
+	if len(syncers) == 4 {
 		b.ReportMetric(tot[2].wall/tot[0].wall, "ginformer/mirror")
+	}
+	if n <= 100_000 {
+		old := debug.SetGCPercent(5)
+		defer debug.SetGCPercent(old)
+		for _, sc := range syncers {
+			base := heapAfterGC()
+			hp := startHeapPeak()
+			cache, stop := sc.sync(b, c, prefix, n)
+			peak, _ := hp.stop()
+			kept := heapAfterGC()
+			runtime.KeepAlive(cache)
+			stop()
+			b.ReportMetric((float64(peak)-float64(base))/(1<<20), sc.name+"-tight-peak-MB")
+			b.ReportMetric((float64(peak)-float64(base))/(float64(kept)-float64(base)), sc.name+"-tight-peak/kept")
+		}
 	}
 }
 
@@ -178,6 +202,28 @@ func syncPaged(b *testing.B, c *clientv3.Client, prefix string, n int) (any, fun
 			break
 		}
 		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	require.Len(b, cache, n)
+	return cache, func() {}
+}
+
+// syncSource: the source's streaming list, without an informer, into a
+// map (what the informer starts from).
+func syncSource(b *testing.B, c *clientv3.Client, prefix string, n int) (any, func()) {
+	src, err := etcd.New(etcd.Options[svc]{Client: c, Prefix: prefix})
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := src.Watch(ctx, informer.WatchOptions{SendInitialEvents: true})
+	require.NoError(b, err)
+	defer w.Stop()
+	cache := make(map[string]*etcd.Object[svc])
+	for ev := range w.Events() {
+		if ev.Type == informer.EventBookmark && ev.InitialEventsEnd {
+			break
+		}
+		require.Equal(b, informer.EventAdded, ev.Type, ev.Err)
+		cache[ev.Object.Key] = ev.Object
 	}
 	require.Len(b, cache, n)
 	return cache, func() {}

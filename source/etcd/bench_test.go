@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -22,10 +23,12 @@ import (
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
-// The benchmarks compare the source, inside a SharedInformer, with the
-// simplest peer: etcd's mirror.Syncer whose responses are decoded with
-// encoding/json into a map (mirror fetches the next page while the consumer
-// decodes), and a plain paged Get (1000 keys per page) decoded the same way.
+// The benchmarks compare the source, inside a SharedInformer ("ginformer"),
+// with the simplest peer: etcd's mirror.Syncer whose responses are decoded
+// with encoding/json into a map ("mirror"; it fetches the next page while
+// the consumer decodes), and a plain paged Get (1000 keys per page) decoded
+// the same way ("paged"). The "source" contender is the source alone, its
+// events put in a map, to tell the source's share from the informer's.
 // Every contender runs in the same process against the same embedded etcd,
 // one after the other inside each op (the order alternates), so the ratios
 // compare runs made under the same machine load. Values are [svc]s of about
@@ -37,14 +40,14 @@ import (
 var syncSizes = []int{100_000, 1_000_000}
 
 // BenchmarkSync: time to a complete typed cache of N keys. One op syncs
-// each contender once; the metrics are per contender and per op:
+// each contender once; the metrics are per contender, medians over the ops:
 //
 //	<c>-s          wall time from start to a complete cache
 //	<c>-cpu-s      process CPU over that time (etcd's included: it is in-process)
 //	<c>-peak-MB    peak bytes in heap objects during the sync (GC slack included)
 //	<c>-live-MB    peak live heap as marked by the GC during the sync
 //	<c>-kept-MB    live heap after the sync (the cache), all above the heap before it
-//	ginformer/mirror  the ratio of the wall times (sum over the ops)
+//	ginformer/mirror  the median over the ops of the ratio of the wall times
 //
 // With N ≤ 100k, one more sync per contender runs after the ops with the
 // GC at GOGC=5, so the heap never holds much garbage and its peak is
@@ -89,43 +92,37 @@ func benchSync(b *testing.B, n int) {
 	const prefix = "/bench/sync/"
 	loadSvcs(b, c, prefix, 0, n, 1)
 
-	type sums struct{ wall, cpu, peak, live, kept float64 }
 	syncers := only(syncers, func(s syncer) string { return s.name })
-	tot := make([]sums, len(syncers))
+	var m medians
 	b.ReportAllocs()
 	op := 0
 	for b.Loop() {
+		wall := make(map[string]float64)
 		for k := range syncers {
-			i := (k + op) % len(syncers) // alternate who goes first
+			sc := syncers[(k+op)%len(syncers)] // alternate who goes first
 			base := heapAfterGC()
 			hp := startHeapPeak()
 			cpu0, t0 := processCPU(), time.Now()
-			cache, stop := syncers[i].sync(b, c, prefix, n)
-			wall, cpu := time.Since(t0), processCPU()-cpu0
+			cache, stop := sc.sync(b, c, prefix, n)
+			wall[sc.name] = time.Since(t0).Seconds()
+			cpu := processCPU() - cpu0
 			peak, live := hp.stop()
 			kept := heapAfterGC()
 			runtime.KeepAlive(cache)
 			stop()
 			const mb = 1 << 20
-			tot[i].wall += wall.Seconds()
-			tot[i].cpu += cpu.Seconds()
-			tot[i].peak += (float64(peak) - float64(base)) / mb
-			tot[i].live += (float64(live) - float64(base)) / mb
-			tot[i].kept += (float64(kept) - float64(base)) / mb
+			m.add(sc.name+"-s", wall[sc.name])
+			m.add(sc.name+"-cpu-s", cpu.Seconds())
+			m.add(sc.name+"-peak-MB", (float64(peak)-float64(base))/mb)
+			m.add(sc.name+"-live-MB", (float64(live)-float64(base))/mb)
+			m.add(sc.name+"-kept-MB", (float64(kept)-float64(base))/mb)
+		}
+		if wall["mirror"] > 0 && wall["ginformer"] > 0 {
+			m.add("ginformer/mirror", wall["ginformer"]/wall["mirror"])
 		}
 		op++
 	}
-	for i, sc := range syncers {
-		t := tot[i]
-		b.ReportMetric(t.wall/float64(op), sc.name+"-s")
-		b.ReportMetric(t.cpu/float64(op), sc.name+"-cpu-s")
-		b.ReportMetric(t.peak/float64(op), sc.name+"-peak-MB")
-		b.ReportMetric(t.live/float64(op), sc.name+"-live-MB")
-		b.ReportMetric(t.kept/float64(op), sc.name+"-kept-MB")
-	}
-	if len(syncers) == 4 {
-		b.ReportMetric(tot[2].wall/tot[0].wall, "ginformer/mirror")
-	}
+	m.report(b)
 	if n <= 100_000 {
 		old := debug.SetGCPercent(5)
 		defer debug.SetGCPercent(old)
@@ -249,16 +246,16 @@ func syncInformer(b *testing.B, c *clientv3.Client, prefix string, n int) (any, 
 // BenchmarkWatch: one watcher follows 20k updates of 20k existing keys
 // (128 puts per transaction, written as fast as etcd takes them). Each
 // contender has its own prefix, watched from before the first op: mirror
-// opens SyncUpdates at the revision before each op's writes, the informer
-// runs throughout (synced, its handler idle, before the first op). One op
+// and the source open a watch at the revision before each op's writes, the
+// informer runs throughout (synced, its handler idle, before the first op). One op
 // writes the 20k updates once per contender, in alternating order; the
-// metrics are per contender, averaged over the ops:
+// metrics are per contender, medians over the ops:
 //
 //	<c>-events/s   events applied to the cache per second, from the first write to the last event
 //	<c>-p50-ms, <c>-p99-ms  from sending a write to its event reaching the cache (the handler)
 //	<c>-lag-ms     from the last write's response to its event reaching the cache
 //	<c>-cpu-us/ev  process CPU per event (etcd's and the writer's included)
-//	ginformer/mirror  the ratio of the event rates (sum over the ops)
+//	ginformer/mirror  the median over the ops of the ratio of the event rates
 func BenchmarkWatch(b *testing.B) {
 	const n = 20_000
 	s := etcdtest.New(b, etcdtest.Config{})
@@ -281,11 +278,11 @@ func BenchmarkWatch(b *testing.B) {
 		rounds[i] = w.open(b, c, prefixes[i], n)
 	}
 	gen := int64(1)
-	type sums struct{ rate, p50, p99, lag, cpu float64 }
-	tot := make([]sums, len(watchers))
+	var m medians
 	op := 0
 	for b.Loop() {
 		gen++
+		rate := make(map[string]float64)
 		for k := range watchers {
 			i := (k + op) % len(watchers)
 			resp, err := c.Get(context.Background(), prefixes[i])
@@ -317,24 +314,48 @@ func BenchmarkWatch(b *testing.B) {
 					last = at[j]
 				}
 			}
-			tot[i].rate += float64(n) / last.Sub(t0).Seconds()
-			tot[i].p50 += float64(quantile(lat, 0.5)) / 1e6
-			tot[i].p99 += float64(quantile(lat, 0.99)) / 1e6
-			tot[i].lag += float64(max(0, last.Sub(lastDone))) / 1e6
-			tot[i].cpu += float64(cpu.Microseconds()) / float64(n)
+			name := watchers[i].name
+			rate[name] = float64(n) / last.Sub(t0).Seconds()
+			m.add(name+"-events/s", rate[name])
+			m.add(name+"-p50-ms", float64(quantile(lat, 0.5))/1e6)
+			m.add(name+"-p99-ms", float64(quantile(lat, 0.99))/1e6)
+			m.add(name+"-lag-ms", float64(max(0, last.Sub(lastDone)))/1e6)
+			m.add(name+"-cpu-us/ev", float64(cpu.Microseconds())/float64(n))
+		}
+		if rate["mirror"] > 0 && rate["ginformer"] > 0 {
+			m.add("ginformer/mirror", rate["ginformer"]/rate["mirror"])
 		}
 		op++
 	}
-	for i, w := range watchers {
-		t := tot[i]
-		b.ReportMetric(t.rate/float64(op), w.name+"-events/s")
-		b.ReportMetric(t.p50/float64(op), w.name+"-p50-ms")
-		b.ReportMetric(t.p99/float64(op), w.name+"-p99-ms")
-		b.ReportMetric(t.lag/float64(op), w.name+"-lag-ms")
-		b.ReportMetric(t.cpu/float64(op), w.name+"-cpu-us/ev")
+	m.report(b)
+}
+
+// medians collects one sample per op for each metric and reports the
+// medians: robust to the stalls a shared machine inflicts on a few ops.
+type medians struct {
+	names   []string
+	samples map[string][]float64
+}
+
+func (m *medians) add(name string, v float64) {
+	if m.samples == nil {
+		m.samples = make(map[string][]float64)
 	}
-	if len(watchers) >= 2 {
-		b.ReportMetric(tot[1].rate/tot[0].rate, "ginformer/mirror")
+	if _, ok := m.samples[name]; !ok {
+		m.names = append(m.names, name)
+	}
+	m.samples[name] = append(m.samples[name], v)
+}
+
+func (m *medians) report(b *testing.B) {
+	for _, name := range m.names {
+		xs := m.samples[name]
+		slices.Sort(xs)
+		med := xs[len(xs)/2]
+		if len(xs)%2 == 0 {
+			med = (xs[len(xs)/2-1] + med) / 2
+		}
+		b.ReportMetric(med, name)
 	}
 }
 

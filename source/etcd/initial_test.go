@@ -182,3 +182,46 @@ func TestDeletePreviousValues(t *testing.T) {
 	require.NoError(t, ev.Err)
 	require.Equal(t, seen{informer.EventDeleted, "b", "", true}, see(ev), "previous value compacted")
 }
+
+// A previous value that cannot be read (the connection to etcd silently
+// dropped) ends the watch with ErrTransient after the liveness timeout, so
+// the reflector re-watches, rather than holding the watch.
+func TestDeletePreviousValueUnreachable(t *testing.T) {
+	proxy, err := etcdtest.NewProxy(srv.Etcd().Clients[0].Addr().String())
+	require.NoError(t, err)
+	defer proxy.Close()
+	viaProxy, err := etcdtest.NewClient(proxy.Endpoint())
+	require.NoError(t, err)
+	defer viaProxy.Close()
+	direct := writer{c: client(t), prefix: newPrefix(t)}
+	ctx := t.Context()
+	src := newSource(t, etcd.Options[obj]{Client: viaProxy, Prefix: direct.prefix, StripPrefix: true, WatchBuffer: -1,
+		LivenessInterval: time.Minute, LivenessTimeout: time.Second})
+	watch := watchFrom(t, src)
+	_, err = direct.create(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "a", next(t, watch).Object.Key)
+
+	// A second watch on the same connection tells when the deletion has
+	// reached the client; the source, held on "b" by the unbuffered
+	// stream, has not read it yet.
+	wch := viaProxy.Watch(ctx, direct.key("b"), clientv3.WithCreatedNotify())
+	require.True(t, (<-wch).Created)
+	_, err = direct.create(ctx, "b")
+	require.NoError(t, err)
+	_, err = direct.del(ctx, "b")
+	require.NoError(t, err)
+	for deleted := false; !deleted; {
+		for _, ev := range (<-wch).Events {
+			deleted = deleted || ev.Type == clientv3.EventTypeDelete
+		}
+	}
+	proxy.Blackhole()
+	start := time.Now()
+	require.Equal(t, "b", next(t, watch).Object.Key)
+	ev := next(t, watch)
+	require.Equal(t, informer.EventError, ev.Type, "got %v %v", ev.Type, ev.Object)
+	require.ErrorIs(t, ev.Err, informer.ErrTransient)
+	require.ErrorContains(t, ev.Err, "previous values")
+	require.Less(t, time.Since(start), 5*time.Second)
+}

@@ -51,17 +51,12 @@ func needsPrev(ev *clientv3.Event, v verdict) bool {
 
 // fetchPrev sets the PrevKv of the events of evs whose index is in idx to
 // the key's value at the revision before the event (nil when compacted).
-// It gives up after the liveness timeout, so a dead connection cannot hold
-// the watch.
+// Each transaction gives up after the liveness timeout, so a dead
+// connection cannot hold the watch, whatever the number of deletions.
 //
-// Possible errors: [informer.ErrTransient] (etcd unreachable or slow),
-// those of [classify]; ctx.Err().
+// Possible errors: [informer.ErrTransient] (etcd unreachable or slow, and
+// errors it does not classify), those of [classify]; ctx.Err().
 func (s *Source[T]) fetchPrev(ctx context.Context, evs []*clientv3.Event, idx []int) error {
-	if s.opts.LivenessTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.LivenessTimeout)
-		defer cancel()
-	}
 	var wg sync.WaitGroup
 	errs := make([]error, (len(idx)+prevBatch-1)/prevBatch)
 	sem := make(chan struct{}, prevParallel)
@@ -75,8 +70,8 @@ func (s *Source[T]) fetchPrev(ctx context.Context, evs []*clientv3.Event, idx []
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, informer.ErrTransient) {
-			err = fmt.Errorf("%w: %w", informer.ErrTransient, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		return fmt.Errorf("etcd source: watch of %q: read previous values: %w", s.opts.Prefix, err)
 	}
@@ -88,6 +83,10 @@ func (s *Source[T]) fetchPrev(ctx context.Context, evs []*clientv3.Event, idx []
 // answering is behind.
 func (s *Source[T]) fetchPrevBatch(ctx context.Context, evs []*clientv3.Event, idx []int) error {
 	for _, serializable := range []bool{true, false} {
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if s.opts.LivenessTimeout > 0 {
+			tctx, cancel = context.WithTimeout(ctx, s.opts.LivenessTimeout)
+		}
 		ops := make([]clientv3.Op, len(idx))
 		for j, i := range idx {
 			opts := []clientv3.OpOption{clientv3.WithRev(evs[i].Kv.ModRevision - 1)}
@@ -96,7 +95,9 @@ func (s *Source[T]) fetchPrevBatch(ctx context.Context, evs []*clientv3.Event, i
 			}
 			ops[j] = clientv3.OpGet(string(evs[i].Kv.Key), opts...)
 		}
-		resp, err := s.opts.Client.Txn(ctx).Then(ops...).Commit()
+		resp, err := s.opts.Client.Txn(tctx).Then(ops...).Commit()
+		timedOut := tctx.Err() != nil && ctx.Err() == nil
+		cancel()
 		switch ev := rpctypes.Error(err); {
 		case err == nil:
 			for j, i := range idx {
@@ -109,8 +110,14 @@ func (s *Source[T]) fetchPrevBatch(ctx context.Context, evs []*clientv3.Event, i
 			return nil // unknown: deletions with the key only
 		case serializable && errors.Is(ev, rpctypes.ErrFutureRev):
 			continue
+		case timedOut:
+			return fmt.Errorf("%w: no answer within %v: %w", informer.ErrTransient, s.opts.LivenessTimeout, err)
 		default:
-			return classify(err)
+			cerr := classify(err)
+			if cerr == err { // unknown: re-watching is the best bet, as for the watch's own errors
+				cerr = fmt.Errorf("%w: %w", informer.ErrTransient, err)
+			}
+			return cerr
 		}
 	}
 	return nil

@@ -51,10 +51,10 @@
 // while the next arrives, and no count of the rest of the range, which every
 // limited Range request makes etcd walk (so a list paged with Range costs
 // etcd the square of the key count over the page size). Against an older
-// etcd, or the gRPC proxy, they read pages with Range instead, [Options.PageSize]
-// keys each (zero: pages grown to about 2 MB), fetching the next page while
-// decoding the current one. The informer keeps the cache as it was until
-// the end marker, so it never shows half a list.
+// etcd, or the gRPC proxy, they read pages with Range instead,
+// [Options.PageSize] keys each (zero: pages grown to about 2 MB), fetching
+// the next page while decoding the current one. The informer keeps the cache
+// as it was until the end marker, so it never shows half a list.
 //
 // Events pass from etcd's watch channel to the consumer through a bounded
 // buffer ([Options.WatchBuffer], 100 by default): a slow consumer stops the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -154,54 +153,4 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 			live.heard() // time spent blocked on the consumer is not silence
 		}
 	}
-}
-
-// converted is the outcome of convert for one etcd event: for a put, the
-// decoded new value first, then the event.
-type converted[T any] struct {
-	cur *Object[T]
-	v   verdict
-	ev  informer.Event[*Object[T]]
-	ok  bool
-}
-
-// convertAll converts evs into out (reused; one slot per event, in order):
-// it decodes the new values in parallel, reads the previous values etcd did
-// not send where they are needed (see prev.go), then converts in parallel
-// (decoding the previous values).
-//
-// Possible errors: those of fetchPrev.
-func (s *Source[T]) convertAll(ctx context.Context, evs []*clientv3.Event, out []converted[T]) ([]converted[T], error) {
-	out = slices.Grow(out[:0], len(evs))[:len(evs)]
-	parallel(len(evs), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if evs[i].Type == clientv3.EventTypePut {
-				out[i].cur, out[i].v = s.decode(ctx, evs[i].Kv, true)
-			}
-		}
-	})
-	if !s.watchPrevKV() {
-		var idx []int
-		for i, ev := range evs {
-			if needsPrev(ev, out[i].v) {
-				idx = append(idx, i)
-			}
-		}
-		if len(idx) > 0 {
-			if err := s.fetchPrev(ctx, evs, idx); err != nil {
-				return out, err
-			}
-		}
-	}
-	conv := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i].ev, out[i].ok = s.convert(ctx, evs[i], out[i].cur, out[i].v)
-		}
-	}
-	if slices.ContainsFunc(evs, func(ev *clientv3.Event) bool { return ev.PrevKv != nil }) {
-		parallel(len(evs), conv) // previous values to decode
-	} else {
-		conv(0, len(evs))
-	}
-	return out, nil
 }

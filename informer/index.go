@@ -154,7 +154,7 @@ func (st *state[K, T]) apply(w *write[K, T]) {
 	if e == nil {
 		e = &entry[K, T]{key: w.key, obj: w.obj}
 		st.entries[w.key] = slot[K, T]{e, w.obj}
-		if len(sc.vals) > 0 {
+		if sc != nil && len(sc.vals) > 0 {
 			e.refs = make([]*bucket[K, T], len(sc.vals))
 			start := 0
 			for ord, end := range sc.ends {
@@ -189,6 +189,9 @@ func group[K comparable, T any](refs []*bucket[K, T], from, ord int) []*bucket[K
 // index by index (as sets: the order of values does not matter; both sides
 // are free of duplicates).
 func (st *state[K, T]) sameRefs(e *entry[K, T], sc *scratch[K, T]) bool {
+	if sc == nil { // no index
+		return len(e.refs) == 0
+	}
 	if len(e.refs) != len(sc.vals) {
 		return false
 	}
@@ -215,6 +218,13 @@ func (st *state[K, T]) sameRefs(e *entry[K, T], sc *scratch[K, T]) bool {
 // relink moves e into the buckets named by sc, touching only the buckets
 // that changed: kept values keep their bucket, lost values leave theirs.
 func (st *state[K, T]) relink(e *entry[K, T], sc *scratch[K, T]) {
+	if sc == nil { // no index: no buckets
+		for _, b := range e.refs {
+			st.leave(b, e)
+		}
+		e.refs = nil
+		return
+	}
 	refs := sc.refs[:0]
 	ostart, start := 0, 0
 	for ord, end := range sc.ends {

@@ -327,6 +327,34 @@ func TestIndexerAddIndexes(t *testing.T) {
 	checkIndexer(t, s, model, testIndexes())
 }
 
+// TestIndexerWithoutIndexes: writes of an indexer without indexes hold no
+// scratch buffer; indexes added later cover the objects written before and
+// after, through every write path.
+func TestIndexerWithoutIndexes(t *testing.T) {
+	s := newTestIndexer()
+	model := map[NamespacedKey]*testPod{}
+	pods := make([]*testPod, 0, 100)
+	for i := range 100 {
+		p := benchPod(i)
+		pods = append(pods, p)
+		model[NamespacedKey{p.Namespace, p.Name}] = p
+	}
+	require.NoError(t, s.Replace(pods))
+	require.NoError(t, s.Update(pod("ns-0", "pod-0", "app=x")))
+	model[NamespacedKey{"ns-0", "pod-0"}], _ = s.Get(NamespacedKey{"ns-0", "pod-0"})
+	require.NoError(t, s.Delete(pods[1]))
+	delete(model, NamespacedKey{pods[1].Namespace, pods[1].Name})
+	checkIndexer(t, s, model, nil)
+
+	require.NoError(t, s.AddIndexes(testIndexes()...))
+	checkIndexer(t, s, model, testIndexes())
+	require.NoError(t, s.Update(pod("ns-0", "pod-0", "app=y")))
+	model[NamespacedKey{"ns-0", "pod-0"}], _ = s.Get(NamespacedKey{"ns-0", "pod-0"})
+	require.NoError(t, s.Add(pod("ns-1", "new", "app=z")))
+	model[NamespacedKey{"ns-1", "new"}], _ = s.Get(NamespacedKey{"ns-1", "new"})
+	checkIndexer(t, s, model, testIndexes())
+}
+
 // TestIndexerZeroValue: the zero Indexer is an empty, read-only store.
 func TestIndexerZeroValue(t *testing.T) {
 	var s Indexer[NamespacedKey, *testPod]

@@ -71,8 +71,8 @@ func (sc *scratch[K, T]) reset() {
 }
 
 // write is one prepared mutation: an upsert of obj under key (with its index
-// values in sc, computed against defs), or a delete of key (del; sc and defs
-// are nil). commit fills old and hadOld with the object stored under key
+// values in sc, computed against defs; sc is nil when defs has no index),
+// or a delete of key (del; sc and defs are nil). commit fills old and hadOld with the object stored under key
 // before the write.
 type write[K comparable, T any] struct {
 	key  K
@@ -134,17 +134,21 @@ func (s *Indexer[K, T]) prepareUpsert(w *write[K, T], obj T) error {
 }
 
 // values (re)computes the index values of w.obj against defs into w.sc.
+// With no index, w.sc stays nil (no values): a relist of an indexer
+// without indexes then holds no scratch per object until its commit.
 func (s *Indexer[K, T]) values(w *write[K, T], defs *indexDefs[T]) error {
+	w.defs = defs
+	if defs == nil || len(defs.list) == 0 {
+		if w.sc != nil {
+			w.sc.reset()
+		}
+		return nil
+	}
 	if w.sc == nil {
 		w.sc = s.getScratch()
 	}
-	sc := w.sc
-	sc.reset()
-	w.defs = defs
-	if defs == nil {
-		return nil
-	}
-	return appendValues(sc, defs.list, w.key, w.obj)
+	w.sc.reset()
+	return appendValues(w.sc, defs.list, w.key, w.obj)
 }
 
 // appendValues runs the index functions of indexes on obj, in order,

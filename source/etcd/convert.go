@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"slices"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -12,25 +13,39 @@ import (
 // or false when it sees none. A value is "visible" when it decodes and
 // matches the filter; like the apiserver's etcd3 watcher transform:
 //
-//	put, new visible, old visible (or created / unknown)  → Modified (Added)
-//	put, new visible, old invisible                       → Added
-//	put, new invisible, old visible                       → Deleted(old)
-//	put, new invisible, old invisible                     → nothing
-//	put, new invisible, old unknown (prev_kv compacted)   → Deleted(key only)
-//	delete, old visible                                   → Deleted(old)
-//	delete, old bad or unknown                            → Deleted(key only)
-//	delete, old filtered out                              → nothing
-func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event) (informer.Event[*Object[T]], bool) {
+//	put, new visible, created                              → Added
+//	put, new visible, no Filter                            → Modified
+//	put, new visible, old visible (or unknown), Filter     → Modified
+//	put, new visible, old invisible, Filter                → Added
+//	put, new invisible, old visible                        → Deleted(old)
+//	put, new invisible, old invisible                      → nothing
+//	put, new invisible, old unknown (prev_kv compacted)    → Deleted(key only)
+//	delete, old visible                                    → Deleted(old)
+//	delete, old bad or unknown                             → Deleted(key only)
+//	delete, old filtered out                               → nothing
+//
+// The previous value (prev_kv) is needed only where the answer depends on
+// it: for a deletion, for a put whose new value is invisible, and with a
+// Filter (see prev.go for how it is obtained). Without a Filter, a good
+// value is the new state whatever the previous one was, so a key whose
+// previous value was bad (and so never delivered) comes back as Modified;
+// an informer applies both alike.
+//
+// For a put, cur and v are the decoded new value and its verdict.
+func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event, cur *Object[T], v verdict) (informer.Event[*Object[T]], bool) {
 	kv := ev.Kv
 	version := formatRev(kv.ModRevision)
+	// prevKnown: the previous value is there, or the key was created (it
+	// had none).
+	prevKnown := ev.PrevKv != nil || ev.IsCreate()
 	var prev *Object[T]
-	prevKnown := ev.PrevKv != nil || ev.IsCreate() // a created key had no value
-	prevVisible := false
-	prevBad := false
-	if ev.PrevKv != nil {
-		var v verdict
-		prev, v = s.decode(ctx, ev.PrevKv, false)
-		prevVisible, prevBad = v == visible, v == bad
+	prevVisible, prevBad := false, false
+	decodePrev := func() {
+		if ev.PrevKv != nil {
+			var v verdict
+			prev, v = s.decode(ctx, ev.PrevKv, false)
+			prevVisible, prevBad = v == visible, v == bad
+		}
 	}
 	tombstone := func() (informer.Event[*Object[T]], bool) {
 		obj := &Object[T]{Key: s.objectKey(string(kv.Key)), ModRevision: kv.ModRevision, ValueUnknown: true}
@@ -43,6 +58,7 @@ func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event) (informer.E
 	}
 
 	if ev.Type == clientv3.EventTypeDelete {
+		decodePrev()
 		switch {
 		case prevVisible:
 			return deleted()
@@ -52,19 +68,75 @@ func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event) (informer.E
 		return informer.Event[*Object[T]]{}, false
 	}
 
-	cur, v := s.decode(ctx, kv, true)
-	curVisible := v == visible
+	if v == visible {
+		switch {
+		case ev.IsCreate():
+			return informer.Event[*Object[T]]{Type: informer.EventAdded, Object: cur, Version: version}, true
+		case s.opts.Filter == nil:
+			return informer.Event[*Object[T]]{Type: informer.EventModified, Object: cur, Version: version}, true
+		}
+		decodePrev()
+		if prevVisible || !prevKnown {
+			return informer.Event[*Object[T]]{Type: informer.EventModified, Object: cur, Version: version}, true
+		}
+		return informer.Event[*Object[T]]{Type: informer.EventAdded, Object: cur, Version: version}, true
+	}
+	decodePrev()
 	switch {
-	case curVisible && ev.IsCreate():
-		return informer.Event[*Object[T]]{Type: informer.EventAdded, Object: cur, Version: version}, true
-	case curVisible && (prevVisible || !prevKnown):
-		return informer.Event[*Object[T]]{Type: informer.EventModified, Object: cur, Version: version}, true
-	case curVisible:
-		return informer.Event[*Object[T]]{Type: informer.EventAdded, Object: cur, Version: version}, true
 	case prevVisible:
 		return deleted()
 	case !prevKnown:
 		return tombstone()
 	}
 	return informer.Event[*Object[T]]{}, false
+}
+
+// converted is the outcome of convert for one etcd event: for a put, the
+// decoded new value first, then the event.
+type converted[T any] struct {
+	cur *Object[T]
+	v   verdict
+	ev  informer.Event[*Object[T]]
+	ok  bool
+}
+
+// convertAll converts evs into out (reused; one slot per event, in order):
+// it decodes the new values in parallel, reads the previous values etcd did
+// not send where they are needed (see prev.go) through kv, then converts in
+// parallel (decoding the previous values).
+//
+// Possible errors: those of fetchPrev.
+func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clientv3.Event, out []converted[T]) ([]converted[T], error) {
+	out = slices.Grow(out[:0], len(evs))[:len(evs)]
+	parallel(len(evs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if evs[i].Type == clientv3.EventTypePut {
+				out[i].cur, out[i].v = s.decode(ctx, evs[i].Kv, true)
+			}
+		}
+	})
+	if !s.watchPrevKV() {
+		var idx []int
+		for i, ev := range evs {
+			if needsPrev(ev, out[i].v) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 0 {
+			if err := s.fetchPrev(ctx, kv, evs, idx); err != nil {
+				return out, err
+			}
+		}
+	}
+	conv := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i].ev, out[i].ok = s.convert(ctx, evs[i], out[i].cur, out[i].v)
+		}
+	}
+	if slices.ContainsFunc(evs, func(ev *clientv3.Event) bool { return ev.PrevKv != nil }) {
+		parallel(len(evs), conv) // previous values to decode
+	} else {
+		conv(0, len(evs))
+	}
+	return out, nil
 }

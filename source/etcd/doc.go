@@ -30,17 +30,31 @@
 //
 // # Watches
 //
-// A watch opened at version v streams the changes after revision v, with
-// the previous value of each key (etcd's prev_kv), so a Deleted event carries
-// the last state. It asks etcd for progress notifications, which become
-// [informer.EventBookmark] events, and requires a leader: a watch on a member cut
-// off from the quorum fails with [informer.ErrTransient] instead of going
-// silent. A compacted start revision ends the watch with an Error event
-// wrapping [informer.ErrExpired], so a reflector relists.
+// A watch opened at version v streams the changes after revision v. A
+// Deleted event carries the last state of the key. With a Filter, the watch
+// asks etcd for the previous value of every event (prev_kv), which the
+// filter needs; without one, the source reads the previous values of the
+// deleted keys itself, at the revision before each deletion, in one
+// transaction per watch response, so that puts (most of the traffic) cost
+// etcd no extra read and no extra bytes. A watch asks etcd for progress
+// notifications, which become [informer.EventBookmark] events, and requires
+// a leader: a watch on a member cut off from the quorum fails with
+// [informer.ErrTransient] instead of going silent. A compacted start
+// revision ends the watch with an Error event wrapping [informer.ErrExpired],
+// so a reflector relists.
 //
-// Streaming lists ([informer.WatchOptions.SendInitialEvents]) are served by a
-// paged list at one revision sent as Added events, a Bookmark with
-// InitialEventsEnd, then the watch from the next revision.
+// Streaming lists ([informer.WatchOptions.SendInitialEvents]) read the
+// state at one revision (fixed first by a single-key read) and send it as
+// Added events, then a Bookmark with InitialEventsEnd, then the watch from
+// the next revision. They use etcd's RangeStream (etcd 3.7 and later): one
+// request answered in chunks, each decoded on up to GOMAXPROCS goroutines
+// while the next arrives, and no count of the rest of the range, which every
+// limited Range request makes etcd walk (so a list paged with Range costs
+// etcd the square of the key count over the page size). Against an older
+// etcd, or the gRPC proxy, they read pages with Range instead,
+// [Options.PageSize] keys each (zero: pages grown to about 2 MB), fetching
+// the next page while decoding the current one. The informer keeps the cache
+// as it was until the end marker, so it never shows half a list.
 //
 // Events pass from etcd's watch channel to the consumer through a bounded
 // buffer ([Options.WatchBuffer], 100 by default): a slow consumer stops the
@@ -109,7 +123,11 @@
 // Deleted of the key's previous state if that one was delivered, exactly as
 // an object leaving the filter. So the cache holds the keys whose current
 // value decodes, the same whether it was built by a list or a watch, and the
-// watch goes on. A later good value arrives as Added. A deletion whose
+// watch goes on. A later good value arrives as Modified, or as Added when a
+// Filter is set: the previous value of a put is decoded only when the event
+// depends on it (with a Filter, or when the new value is bad), so without a
+// Filter the source cannot tell a key whose previous value was bad from one
+// it delivered. An informer applies both alike. A deletion whose
 // previous value does not decode still arrives as Deleted with the key, a
 // zero Value and [Object.ValueUnknown] set.
 package etcd

@@ -38,7 +38,10 @@ type Options[T any] struct {
 	// deterministic and safe for concurrent use. Zero: every object.
 	Filter func(key string, value T) bool
 	// PageSize caps the number of keys read per list request, whatever
-	// [informer.ListOptions.Limit] asks. Zero: no cap (the caller's Limit).
+	// [informer.ListOptions.Limit] asks, and sets the page size of
+	// streaming lists on an etcd without RangeStream (see the package doc).
+	// Zero: no cap (the caller's Limit; streaming lists: pages of about
+	// 2 MB).
 	PageSize int
 	// WatchBuffer is the number of events each watch buffers for its
 	// consumer; a full buffer stops the source from reading etcd. Zero: 100,

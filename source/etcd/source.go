@@ -36,6 +36,9 @@ type Source[T any] struct {
 	decodeN  atomic.Uint64
 	watchSeq atomic.Uint64
 	dialSeq  atomic.Uint64 // turns over the endpoints of watch connections
+	// noRangeStream is set once etcd answered that it has no RangeStream:
+	// streaming lists read pages from then on (see initial.go).
+	noRangeStream atomic.Bool
 
 	// mu guards watches.
 	mu sync.Mutex

@@ -112,8 +112,8 @@ func TestFilterEnterLeave(t *testing.T) {
 
 // A bad value is reported with its key and revision, never delivered as a
 // put, makes the key leave the cache, and does not stop the watch; a later
-// good value comes back as Added; the delete of a bad value arrives with the
-// key only.
+// good value comes back (as Modified: without a Filter the previous value of
+// a put is not decoded); the delete of a bad value arrives with the key only.
 func TestBadValue(t *testing.T) {
 	w := writer{c: client(t), prefix: newPrefix(t)}
 	var mu sync.Mutex
@@ -156,7 +156,7 @@ func TestBadValue(t *testing.T) {
 	require.Equal(t, v, fmt.Sprint(lastReport().ModRevision))
 	_, err = w.put(ctx, obj{Name: "x", Tier: "silver"})
 	require.NoError(t, err)
-	require.Equal(t, seen{informer.EventAdded, "x", "silver", false}, see(next(t, watch)), "a later good value")
+	require.Equal(t, seen{informer.EventModified, "x", "silver", false}, see(next(t, watch)), "a later good value")
 	_, err = w.del(ctx, "bad")
 	require.NoError(t, err)
 	require.Equal(t, seen{informer.EventDeleted, "bad", "", true}, see(next(t, watch)), "delete of a bad value")
@@ -166,6 +166,28 @@ func TestBadValue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, seen{informer.EventAdded, "z", "gold", false}, see(next(t, watch)), "a bad create is skipped, the watch goes on")
 	require.Equal(t, uint64(4), src.DecodeErrors())
+}
+
+// With a Filter, the previous value of a put is decoded: a good value after
+// a bad one comes back as Added.
+func TestBadValueWithFilter(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true,
+		Filter: func(string, obj) bool { return true }})
+	ctx := t.Context()
+	watch := watchFrom(t, src)
+	_, err := w.put(ctx, obj{Name: "x", Tier: "gold"})
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventAdded, "x", "gold", false}, see(next(t, watch)))
+	_, err = w.putRaw(ctx, "x", "garbage")
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventDeleted, "x", "gold", false}, see(next(t, watch)))
+	_, err = w.put(ctx, obj{Name: "x", Tier: "silver"})
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventAdded, "x", "silver", false}, see(next(t, watch)))
+	_, err = w.put(ctx, obj{Name: "x", Tier: "bronze"})
+	require.NoError(t, err)
+	require.Equal(t, seen{informer.EventModified, "x", "bronze", false}, see(next(t, watch)))
 }
 
 // A failing or panicking transform and a panicking codec are bad values too.

@@ -72,41 +72,6 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 	}
 }
 
-// sendInitial lists the state not older than min (0: the latest) page by
-// page as Added events, then the end marker. It returns the revision of the
-// list, or false if the stream ended.
-func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], min int64) (int64, bool) {
-	lopts := informer.ListOptions{Limit: 500}
-	if min > 0 {
-		lopts.Mode, lopts.Version = informer.ReadNotOlderThan, formatRev(min)
-	}
-	var version string
-	for {
-		page, err := s.List(ctx, lopts)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
-			}
-			return 0, false
-		}
-		version = page.Version
-		for _, obj := range page.Items {
-			if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
-				return 0, false
-			}
-		}
-		if page.Continue == "" {
-			break
-		}
-		lopts.Continue = page.Continue
-	}
-	if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: version, InitialEventsEnd: true}) {
-		return 0, false
-	}
-	rev, _ := strconv.ParseInt(version, 10, 64)
-	return rev, true
-}
-
 // watch streams etcd's changes after rev into w until ctx is done (nil) or
 // the watch fails (the error to send).
 func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64) error {
@@ -125,9 +90,12 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	// watch from rev+1 on a quiet cluster would never answer a liveness
 	// probe nor give a bookmark. etcd must confirm it within the liveness
 	// timeout, as it must answer a probe.
-	wch, err := conn.create(wctx, s.opts.LivenessTimeout, s.start,
-		clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)), clientv3.WithPrevKV(),
-		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	wopts := []clientv3.OpOption{clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)),
+		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify()}
+	if s.watchPrevKV() {
+		wopts = append(wopts, clientv3.WithPrevKV()) // else see prev.go
+	}
+	wch, err := conn.create(wctx, s.opts.LivenessTimeout, s.start, wopts...)
 	if err != nil {
 		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
 	}
@@ -137,6 +105,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 
 	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
 	defer live.stop()
+	var outs []converted[T] // reused between responses
 	for {
 		select {
 		case <-ctx.Done():
@@ -179,17 +148,19 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				}
 				continue
 			}
-			for _, ev := range resp.Events {
-				if ev.Kv.ModRevision <= rev {
-					continue // already seen by the consumer (see above)
-				}
-				out, ok := s.convert(ctx, ev)
-				if !ok {
-					continue
-				}
-				if !w.Send(out) {
+			evs := resp.Events
+			for len(evs) > 0 && evs[0].Kv.ModRevision <= rev {
+				evs = evs[1:] // already seen by the consumer (see above)
+			}
+			var err error
+			if outs, err = s.convertAll(ctx, conn.kv(s.opts.Client), evs, outs); err != nil {
+				return err
+			}
+			for i, o := range outs {
+				if o.ok && !w.Send(o.ev) {
 					return nil
 				}
+				outs[i] = converted[T]{} // let the collector have it
 			}
 			live.heard() // time spent blocked on the consumer is not silence
 		}

@@ -34,6 +34,7 @@ type watchConn struct {
 	clientv3.Watcher
 	endpoint string           // the connection's endpoint; "" when shared
 	conn     *grpc.ClientConn // nil when shared
+	kvc      clientv3.KV      // a KV on conn, made on first use by the watch's goroutine
 
 	// lost is done, with the reason as its cause, once the connection is
 	// lost (closed, failed, or the client closed); nil when shared.
@@ -72,6 +73,18 @@ func (s *Source[T]) dialWatch() *watchConn {
 	c.stopClient = context.AfterFunc(cli.Ctx(), func() { c.setLost(errClientClosed) })
 	c.wg.Go(c.monitor)
 	return c
+}
+
+// kv returns a KV on the watch's connection, or cli's when the watch uses
+// the client's shared connections.
+func (c *watchConn) kv(cli *clientv3.Client) clientv3.KV {
+	if c.conn == nil {
+		return cli.KV
+	}
+	if c.kvc == nil {
+		c.kvc = clientv3.NewKVFromKVClient(pb.NewKVClient(c.conn), cli)
+	}
+	return c.kvc
 }
 
 // monitor marks the connection lost when it leaves the ready state after

@@ -202,9 +202,12 @@ func TestDeletePreviousValueUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a", next(t, watch).Object.Key)
 
-	// A second watch on the same connection tells when the deletion has
+	// A second watch through the same proxy tells when the deletion has
 	// reached the client; the source, held on "b" by the unbuffered
-	// stream, has not read it yet.
+	// stream, has not read it yet. The source's watch runs on a connection
+	// of its own (watchconn.go), which etcd serves at the same moment but
+	// which nothing here can observe: give it a second to arrive before
+	// the network goes silent.
 	wch := viaProxy.Watch(ctx, direct.key("b"), clientv3.WithCreatedNotify())
 	require.True(t, (<-wch).Created)
 	_, err = direct.create(ctx, "b")
@@ -216,6 +219,7 @@ func TestDeletePreviousValueUnreachable(t *testing.T) {
 			deleted = deleted || ev.Type == clientv3.EventTypeDelete
 		}
 	}
+	time.Sleep(time.Second)
 	proxy.Blackhole()
 	start := time.Now()
 	require.Equal(t, "b", next(t, watch).Object.Key)

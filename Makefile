@@ -23,7 +23,7 @@ vet:
 	$(GO) vet $(addsuffix /...,$(MODULES))
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./informer/ ./internal/... ./source/...
+	$(GO) test -run '^$$' -bench . -benchmem ./informer/ ./internal/... ./workqueue/ ./source/...
 
 # ginformer vs client-go, side by side (bench/ module): prints the table and
 # rewrites the comparison region of docs/benchmarks.md and docs/benchmarks.svg.

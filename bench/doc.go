@@ -25,20 +25,31 @@ func RewriteRegion(path, body string) error {
 	if doc == "" {
 		doc = "# ginformer benchmarks\n"
 	}
-	region := BeginMarker + "\n" + body + EndMarker + "\n"
-	i, j := strings.Index(doc, BeginMarker), strings.Index(doc, EndMarker)
-	switch {
-	case i >= 0 && j > i:
-		end := j + len(EndMarker)
-		if end < len(doc) && doc[end] == '\n' {
-			end++
-		}
-		doc = doc[:i] + region + doc[end:]
-	default:
+	if out, ok := replaceRegion(doc, BeginMarker, EndMarker, body); ok {
+		doc = out
+	} else {
 		title, rest, _ := strings.Cut(doc, "\n")
-		doc = title + "\n\n" + region + "\n" + strings.TrimLeft(rest, "\n")
+		doc = title + "\n\n" + region(BeginMarker, EndMarker, body) + "\n" + strings.TrimLeft(rest, "\n")
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)
+}
+
+// region is body between the markers begin and end.
+func region(begin, end, body string) string { return begin + "\n" + body + end + "\n" }
+
+// replaceRegion replaces the text between the markers begin and end in doc
+// (the markers included, with the newline after end) by the region of body.
+// It reports false, leaving doc as it is, when the markers are missing.
+func replaceRegion(doc, begin, end, body string) (string, bool) {
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j <= i {
+		return doc, false
+	}
+	stop := j + len(end)
+	if stop < len(doc) && doc[stop] == '\n' {
+		stop++
+	}
+	return doc[:i] + region(begin, end, body) + doc[stop:], true
 }
 
 // missNotes explains, per group, why a target can be missed and what would

@@ -142,17 +142,10 @@ func latencyWorkload(cfg Config, handlers, rate int) Workload {
 					h.waitAll(int64(n + i + 1))
 				}
 			} else {
-				burst := max(rate/1000, 1)
-				t0 := time.Now()
-				for i := 0; i < k; i += burst {
-					if d := time.Until(t0.Add(time.Duration(i/burst) * time.Millisecond)); d > 0 {
-						time.Sleep(d)
-					}
-					for j := i; j < min(i+burst, k); j++ {
-						sends[j].Store(since())
-						h.send(ps[j])
-					}
-				}
+				pace(rate, k, func(j int) {
+					sends[j].Store(since())
+					h.send(ps[j])
+				})
 				h.waitAll(int64(n + k))
 			}
 			h.stop()

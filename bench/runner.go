@@ -235,3 +235,19 @@ func loop(min time.Duration, setup func(), op func() int) (nsPerUnit, allocsPerU
 	}
 	return float64(spent.Nanoseconds()) / float64(units), float64(al) / float64(units)
 }
+
+// pace calls send(0) … send(k-1) at about rate calls per second, in bursts
+// of rate/1000 (at least one) once a millisecond, so that an offered load
+// does not depend on how fast send returns.
+func pace(rate, k int, send func(j int)) {
+	burst := max(rate/1000, 1)
+	t0 := time.Now()
+	for i := 0; i < k; i += burst {
+		if d := time.Until(t0.Add(time.Duration(i/burst) * time.Millisecond)); d > 0 {
+			time.Sleep(d)
+		}
+		for j := i; j < min(i+burst, k); j++ {
+			send(j)
+		}
+	}
+}

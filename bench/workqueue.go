@@ -274,17 +274,10 @@ func wqLatencyWorkload(cfg Config, rate int) Workload {
 					<-handed
 				}
 			} else {
-				burst := max(rate/1000, 1)
-				t0 := time.Now()
-				for i := 0; i < k; i += burst {
-					if d := time.Until(t0.Add(time.Duration(i/burst) * time.Millisecond)); d > 0 {
-						time.Sleep(d)
-					}
-					for j := i; j < min(i+burst, k); j++ {
-						sent[j].Store(since())
-						q.Add(keys[j])
-					}
-				}
+				pace(rate, k, func(j int) {
+					sent[j].Store(since())
+					q.Add(keys[j])
+				})
 			}
 			<-all
 			finish()

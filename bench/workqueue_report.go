@@ -21,17 +21,9 @@ func RewriteWorkqueueRegion(path, body string) error {
 	if err != nil {
 		return err
 	}
-	doc := string(b)
-	region := WorkqueueBeginMarker + "\n" + body + WorkqueueEndMarker + "\n"
-	i, j := strings.Index(doc, WorkqueueBeginMarker), strings.Index(doc, WorkqueueEndMarker)
-	if i >= 0 && j > i {
-		end := j + len(WorkqueueEndMarker)
-		if end < len(doc) && doc[end] == '\n' {
-			end++
-		}
-		doc = doc[:i] + region + doc[end:]
-	} else {
-		doc = strings.TrimRight(doc, "\n") + "\n\n" + region
+	doc, ok := replaceRegion(string(b), WorkqueueBeginMarker, WorkqueueEndMarker, body)
+	if !ok {
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + region(WorkqueueBeginMarker, WorkqueueEndMarker, body)
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)
 }

@@ -19,10 +19,10 @@ func checkListLatest[T any](k *kit[T]) {
 	k.update("a")
 	k.del("b")
 	state, _ = k.listAll(informer.ListOptions{Mode: informer.ReadLatest})
-	require.Equal(k.t, map[string]int{"a": 3, "c": 1}, state)
+	require.Equal(k.t, map[string]int{"a": 3, "c": 1}, state, "ReadLatest must reflect every completed write")
 	k.create("b")
 	state, _ = k.listAll(informer.ListOptions{})
-	require.Equal(k.t, map[string]int{"a": 3, "b": 1, "c": 1}, state)
+	require.Equal(k.t, map[string]int{"a": 3, "b": 1, "c": 1}, state, "ReadLatest must reflect every completed write")
 }
 
 // checkListModes: ReadNotOlderThan a write's version sees that write;
@@ -31,7 +31,7 @@ func checkListModes[T any](k *kit[T]) {
 	k.create("a")
 	v := k.update("a")
 	state, _ := k.listAll(informer.ListOptions{Mode: informer.ReadNotOlderThan, Version: v})
-	require.Equal(k.t, map[string]int{"a": 2}, state)
+	require.Equal(k.t, map[string]int{"a": 2}, state, "ReadNotOlderThan %s must see the write at %s", v, v)
 	state, _ = k.listAll(informer.ListOptions{Mode: informer.ReadAny})
 	for name, gen := range state {
 		require.Equal(k.t, "a", name, "ReadAny lists an object never created")
@@ -82,8 +82,9 @@ func checkListPages[T any](k *kit[T]) {
 		require.NoError(k.t, err)
 		require.LessOrEqual(k.t, len(first.Items), limit)
 		got := map[string]int{}
-		for _, obj := range first.Items {
-			got[k.h.Name(obj)] = k.h.Generation(obj)
+		for i, obj := range first.Items {
+			name, gen := k.describeObject(obj, fmt.Sprintf("limit %d: item %d of the first page", limit, i))
+			got[name] = gen
 		}
 		// Writes between pages must not show in the later pages.
 		k.create(fmt.Sprintf("q%02d", limit))
@@ -92,14 +93,19 @@ func checkListPages[T any](k *kit[T]) {
 		k.del("p05")
 		if first.Continue != "" {
 			rest, version := k.listAll(informer.ListOptions{Limit: limit, Continue: first.Continue})
-			require.Equal(k.t, first.Version, version, "limit %d: page versions", limit)
+			if version != first.Version {
+				k.t.Fatalf("limit %d: the pages after the first are at version %q, the first at %q; the contract "+
+					"requires every page of one list at the first page's version", limit, version, first.Version)
+			}
 			for name, gen := range rest {
-				_, dup := got[name]
-				require.False(k.t, dup, "limit %d: %s on two pages", limit, name)
+				if _, dup := got[name]; dup {
+					k.t.Fatalf("limit %d: %s is on two pages of one list", limit, name)
+				}
 				got[name] = gen
 			}
 		}
-		require.Equal(k.t, want, got, "limit %d: union of the pages", limit)
+		require.Equal(k.t, want, got, "limit %d: the union of the pages must be the state at the first page's version %s, "+
+			"whatever was written between pages (the continue token pins the version)", limit, first.Version)
 		// Reset the collection to want for the next round.
 		k.del(fmt.Sprintf("q%02d", limit))
 		k.create("p05")
@@ -128,13 +134,13 @@ func checkExpired[T any](k *kit[T]) {
 
 	if !k.h.DisableReadExact {
 		_, err := k.list(informer.ListOptions{Mode: informer.ReadExact, Version: v1})
-		require.ErrorIs(k.t, err, informer.ErrExpired, "ReadExact at a compacted version")
+		require.ErrorIs(k.t, err, informer.ErrExpired, "List ReadExact %s after Compact: the version is compacted", v1)
 	}
 	if first.Continue != "" {
 		_, err := k.list(informer.ListOptions{Limit: 1, Continue: first.Continue})
-		require.ErrorIs(k.t, err, informer.ErrExpired, "continue token of a compacted version")
+		require.ErrorIs(k.t, err, informer.ErrExpired, "List with the continue token of a list at %s, after Compact", first.Version)
 	}
-	k.requireWatchExpired(informer.WatchOptions{Version: v1})
+	k.requireWatchError(informer.WatchOptions{Version: v1}, informer.ErrExpired, "a compacted version")
 
 	// The current version is still served.
 	state, v := k.listAll(informer.ListOptions{})

@@ -1,10 +1,9 @@
 package sourcetest
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -93,126 +92,68 @@ func checkWatchConcurrentWrites[T any](k *kit[T]) {
 	})
 	defer wg.Wait()
 	for w := range writes {
-		require.NoError(k.t, w.err, "write %v", w.c)
+		require.NoError(k.t, w.err, "harness: write %v", w.c)
 		s.expect(w.c)
 	}
 }
 
-// checkBookmarks: bookmarks carry versions that never go backwards and do
-// not reorder the changes around them.
-func checkBookmarks[T any](k *kit[T]) {
-	if k.h.Bookmark == nil {
-		k.t.Skip("harness: no Bookmark hook")
+// checkFallBehind: a watcher that falls behind the compacted history either
+// still delivers every change (it had taken them before the compaction) or
+// ends with an Error event wrapping ErrExpired after a gapless prefix of
+// them; it never skips changes and goes on.
+func checkFallBehind[T any](k *kit[T]) {
+	if k.h.Compact == nil {
+		k.t.Skip("harness: no Compact")
 	}
 	_, v := k.listAll(informer.ListOptions{})
 	s := k.watch(k.ctx, informer.WatchOptions{Version: v})
-	var last string
-	for round := range 3 {
-		name := fmt.Sprintf("b%d", round)
-		vc := k.create(name)
-		s.expect(change{informer.EventAdded, name, 1, vc})
-		require.NoError(k.t, k.h.Bookmark(k.ctx))
-		ev, ok := s.next() // checks versions never go back
-		require.True(k.t, ok, "stream closed")
-		require.Equal(k.t, informer.EventBookmark, ev.Type, "round %d: want a bookmark, got %v", round, ev.Type)
-		require.False(k.t, ev.InitialEventsEnd, "InitialEventsEnd on a plain watch")
-		if c := k.h.CompareVersions; c != nil {
-			require.GreaterOrEqual(k.t, c(ev.Version, vc), 0, "bookmark %s before the delivered change %s", ev.Version, vc)
-			if last != "" {
-				require.GreaterOrEqual(k.t, c(ev.Version, last), 0, "bookmark %s before bookmark %s", ev.Version, last)
+	// Write without reading, so a source with small buffers falls behind.
+	var want []change
+	for i := range 20 {
+		name := fmt.Sprintf("f%02d", i)
+		want = append(want, change{informer.EventAdded, name, 1, k.create(name)})
+		if i%4 == 0 {
+			want = append(want, change{informer.EventModified, name, 2, k.update(name)})
+		}
+	}
+	require.NoError(k.t, k.h.Compact(k.ctx), "harness: compact")
+	compacted := len(want)
+	for i := range 3 {
+		name := fmt.Sprintf("g%d", i)
+		want = append(want, change{informer.EventAdded, name, 1, k.create(name)})
+	}
+	for i, w := range want {
+		ev, ok := s.next(w.String())
+		for ok && ev.Type == informer.EventBookmark {
+			ev, ok = s.next(w.String())
+		}
+		switch {
+		case !ok:
+			k.t.Fatalf("%s: the channel was closed after %d of %d changes, without an Error event, while %s was due; "+
+				"a watcher behind the compacted history must end with an Error event wrapping ErrExpired",
+				s.desc, i, len(want), w)
+		case ev.Type == informer.EventError:
+			if !errors.Is(ev.Err, informer.ErrExpired) {
+				k.t.Fatalf("%s: after %d of %d changes (the history was compacted after change %d), an %s; the contract "+
+					"requires a watcher behind the compacted history to end with ErrExpired", s.desc, i, len(want),
+					compacted, k.describeEvent(ev))
 			}
-		}
-		last = ev.Version
-	}
-	vu := k.update("b0")
-	s.expect(change{informer.EventModified, "b0", 2, vu})
-}
-
-// checkCancel: cancelling the watch's context closes the stream promptly,
-// whether it is idle or has undelivered events.
-func checkCancel[T any](k *kit[T]) {
-	_, v := k.listAll(informer.ListOptions{})
-	for _, busy := range []bool{false, true} {
-		ctx, cancel := context.WithCancel(k.ctx)
-		s := k.watch(ctx, informer.WatchOptions{Version: v})
-		if busy {
-			for i := range 5 {
-				k.create(fmt.Sprintf("c%d", i))
+			if ev, ok := s.next("the channel closed after the Error event"); ok {
+				k.t.Fatalf("%s: %s follows the Error event", s.desc, k.describeEvent(ev))
 			}
+			return
 		}
-		cancel()
-		s.expectClosed()
-	}
-}
-
-// checkStop: Stop closes the stream promptly and is idempotent, also when
-// called concurrently.
-func checkStop[T any](k *kit[T]) {
-	_, v := k.listAll(informer.ListOptions{})
-	s := k.watch(k.ctx, informer.WatchOptions{Version: v})
-	k.create("a")
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(s.w.Stop)
-	}
-	wg.Wait()
-	s.expectClosed()
-	s.w.Stop()
-}
-
-// checkStreamingList: SendInitialEvents gives an Added event per object,
-// then a Bookmark with InitialEventsEnd, then the later changes.
-func checkStreamingList[T any](k *kit[T]) {
-	if k.h.DisableStreamingList {
-		w, err := k.h.Source.Watch(k.ctx, informer.WatchOptions{SendInitialEvents: true})
-		if err == nil {
-			w.Stop()
-		}
-		require.True(k.t, isUnsupported(err), "streaming list disabled: want errors.ErrUnsupported, got %v", err)
-		return
-	}
-	k.create("a")
-	va := k.update("a")
-	k.create("b")
-	k.create("c")
-	k.del("c")
-	for _, version := range []string{"", va} {
-		w, err := k.h.Source.Watch(k.ctx, informer.WatchOptions{SendInitialEvents: true, Version: version})
-		require.False(k.t, isUnsupported(err), "streaming list unsupported: set Harness.DisableStreamingList")
-		require.NoError(k.t, err)
-		s := &stream[T]{k: k, w: w}
-		got := map[string]int{}
-		for {
-			ev, ok := s.next()
-			require.True(k.t, ok, "stream closed during the initial events")
-			require.NotEqual(k.t, informer.EventError, ev.Type, "error event: %v", ev.Err)
-			if ev.Type == informer.EventBookmark {
-				if ev.InitialEventsEnd {
-					break
+		if got := s.got(ev, true); got != w {
+			skipped := ""
+			for j := i; j < len(want); j++ {
+				if want[j] == got {
+					skipped = fmt.Sprintf(" (it skipped %d changes from %s on)", j-i, w)
 				}
-				continue
 			}
-			require.Equal(k.t, informer.EventAdded, ev.Type, "initial event type")
-			name := k.h.Name(ev.Object)
-			_, dup := got[name]
-			require.False(k.t, dup, "initial events: %s twice", name)
-			got[name] = k.h.Generation(ev.Object)
+			k.t.Fatalf("%s: change %d of %d (the history was compacted after change %d): expected %s; got %s%s. A "+
+				"watcher that falls behind the compacted history must end with an Error event wrapping ErrExpired "+
+				"(or Watch must return it), so the reflector relists; going on loses the changes in between",
+				s.desc, i+1, len(want), compacted, w, got, skipped)
 		}
-		require.Equal(k.t, map[string]int{"a": 2, "b": 1}, got, "initial events from version %q", version)
-		vd := k.create("d" + version)
-		s.expect(change{informer.EventAdded, "d" + version, 1, vd})
-		w.Stop()
-		s.expectClosed()
-		k.del("d" + version)
 	}
-}
-
-// checkWatchTimeout: a watch with a Timeout ends normally after about that
-// long: closed, without an Error event.
-func checkWatchTimeout[T any](k *kit[T]) {
-	_, v := k.listAll(informer.ListOptions{})
-	start := time.Now()
-	s := k.watch(k.ctx, informer.WatchOptions{Version: v, Timeout: 100 * time.Millisecond})
-	s.expectClosed()
-	require.GreaterOrEqual(k.t, time.Since(start), 50*time.Millisecond, "closed long before the timeout")
 }

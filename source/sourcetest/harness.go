@@ -59,6 +59,17 @@ type Harness[T any] struct {
 	// are skipped, since versions are otherwise opaque.
 	CompareVersions func(a, b string) int
 
+	// FutureVersion returns a version the source has not reached, newer
+	// than current (a version the source returned). Optional: without it,
+	// the kit adds 1e9 to a current version that is a decimal integer, and
+	// skips the future-version checks for other versions.
+	FutureVersion func(current string) string
+	// WatchFutureWaits says a Watch from a future version waits until the
+	// source reaches that version instead of failing with
+	// [informer.ErrVersionTooLarge] (an etcd watch does this); the kit then
+	// checks that such a watch delivers no change at or before its version.
+	WatchFutureWaits bool
+
 	// DisableReadExact says the source does not serve [informer.ReadExact].
 	DisableReadExact bool
 	// DisableStreamingList says the source answers

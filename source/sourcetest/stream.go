@@ -1,0 +1,219 @@
+package sourcetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// stream is an open watch under test. Every event it receives is checked
+// against the stream rules of the contract: a change carries an object and
+// a version, versions never go backwards (outside the initial events of a
+// streaming list, when the harness orders versions), and nothing follows an
+// Error event.
+type stream[T any] struct {
+	k    *kit[T]
+	w    informer.Watcher[T]
+	desc string // "watch from 7", for messages
+	// last is the version of the last event received, lastDesc the event.
+	last, lastDesc string
+	// initial is true during the initial events of a streaming list.
+	initial bool
+	// errEv is the Error event received, if any.
+	errEv *informer.Event[T]
+}
+
+// describeWatch renders watch options for messages.
+func describeWatch(o informer.WatchOptions) string {
+	s := fmt.Sprintf("watch from %q", o.Version)
+	if o.SendInitialEvents {
+		s = fmt.Sprintf("streaming list from %q", o.Version)
+	}
+	if o.Timeout > 0 {
+		s += fmt.Sprintf(" timeout %v", o.Timeout)
+	}
+	return s
+}
+
+// watch opens a watch stopped at the end of the check.
+func (k *kit[T]) watch(ctx context.Context, opts informer.WatchOptions) *stream[T] {
+	k.t.Helper()
+	w, err := k.h.Source.Watch(ctx, opts)
+	require.NoError(k.t, err, "%s", describeWatch(opts))
+	k.t.Cleanup(func() { safeStop(w) })
+	return &stream[T]{k: k, w: w, desc: describeWatch(opts), initial: opts.SendInitialEvents}
+}
+
+// safeStop calls w.Stop, returning what it panicked with, if it did.
+func safeStop[T any](w informer.Watcher[T]) (panicked any) {
+	defer func() { panicked = recover() }()
+	w.Stop()
+	return nil
+}
+
+// recv returns the next event, or false when the stream is closed, without
+// checking it. It fails the check when nothing comes within the wait
+// timeout, saying what was awaited.
+func (s *stream[T]) recv(awaiting string) (informer.Event[T], bool) {
+	s.k.t.Helper()
+	timer := time.NewTimer(s.k.h.wait())
+	defer timer.Stop()
+	select {
+	case ev, ok := <-s.w.Events():
+		return ev, ok
+	case <-timer.C:
+		after := ""
+		if s.lastDesc != "" {
+			after = " (the last event was " + s.lastDesc + ")"
+		}
+		s.k.t.Fatalf("%s: expected %s within %v; got nothing%s", s.desc, awaiting, s.k.h.wait(), after)
+		return informer.Event[T]{}, false
+	}
+}
+
+// next returns the next event, or false when the stream is closed, and
+// checks it against the stream rules.
+func (s *stream[T]) next(awaiting string) (informer.Event[T], bool) {
+	s.k.t.Helper()
+	ev, ok := s.recv(awaiting)
+	if !ok {
+		return ev, false
+	}
+	s.checkEvent(ev)
+	return ev, true
+}
+
+// checkEvent applies the stream rules to a received event.
+func (s *stream[T]) checkEvent(ev informer.Event[T]) {
+	s.k.t.Helper()
+	k := s.k
+	desc := k.describeEvent(ev)
+	if s.errEv != nil {
+		k.t.Fatalf("%s: %s arrived after the %s; the contract requires the stream to end at an Error event: "+
+			"no event follows it and the channel is closed", s.desc, desc, k.describeEvent(*s.errEv))
+	}
+	switch {
+	case ev.Type == informer.EventError:
+		s.errEv = &ev
+		if ev.Err == nil {
+			k.t.Fatalf("%s: an Error event without Err; the contract requires Err on Error events", s.desc)
+		}
+		return
+	case isChange(ev.Type):
+		k.describeObject(ev.Object, fmt.Sprintf("%s: the %v event at version %q", s.desc, ev.Type, ev.Version))
+	case ev.Type != informer.EventBookmark:
+		k.t.Fatalf("%s: an event of unknown type %v", s.desc, ev.Type)
+	}
+	if ev.Version == "" {
+		k.t.Fatalf("%s: %s has no version; the contract requires a version on every event but Error", s.desc, desc)
+	}
+	if c := k.h.CompareVersions; c != nil && s.last != "" && !s.initial && c(ev.Version, s.last) < 0 {
+		k.t.Fatalf("%s: %s is older than the previous event, %s; the contract requires the versions of a stream "+
+			"never to go backwards", s.desc, desc, s.lastDesc)
+	}
+	if ev.InitialEventsEnd {
+		s.initial = false
+	}
+	s.last, s.lastDesc = ev.Version, desc
+}
+
+// nextChange returns the next event that is not a bookmark; an Error event
+// or a closed stream fails the check.
+func (s *stream[T]) nextChange(awaiting string) informer.Event[T] {
+	s.k.t.Helper()
+	for {
+		ev, ok := s.next(awaiting)
+		if !ok {
+			s.k.t.Fatalf("%s: expected %s; the stream was closed (the last event was %s)", s.desc, awaiting, s.lastDesc)
+		}
+		if ev.Type == informer.EventError {
+			s.k.t.Fatalf("%s: expected %s; got an %s", s.desc, awaiting, s.k.describeEvent(ev))
+		}
+		if ev.Type != informer.EventBookmark {
+			return ev
+		}
+	}
+}
+
+// got turns a change event into a change, comparable with an expected one.
+func (s *stream[T]) got(ev informer.Event[T], withVersion bool) change {
+	name, gen, _ := s.k.objectOf(ev.Object)
+	c := change{typ: ev.Type, name: name, gen: gen}
+	if withVersion {
+		c.version = ev.Version
+	}
+	return c
+}
+
+// expect checks that the next changes are exactly want, in order.
+func (s *stream[T]) expect(want ...change) {
+	s.k.t.Helper()
+	for i, w := range want {
+		ev := s.nextChange(w.String())
+		if got := s.got(ev, w.version != ""); got != w {
+			s.k.t.Fatalf("%s: change %d of %d: expected %s; got %s. The contract requires every change after the "+
+				"watch's version, exactly once, in order, each with the version of its write", s.desc, i+1, len(want), w, got)
+		}
+	}
+}
+
+// expectClosed drains the stream until it is closed, failing on an Error
+// event or when it stays open past the wait timeout.
+func (s *stream[T]) expectClosed(after string) {
+	s.k.t.Helper()
+	deadline := time.Now().Add(s.k.h.wait())
+	for {
+		ev, ok := s.next("the channel closed after " + after)
+		if !ok {
+			return
+		}
+		if ev.Type == informer.EventError {
+			s.k.t.Fatalf("%s: expected the channel closed after %s; got an %s", s.desc, after, s.k.describeEvent(ev))
+		}
+		if time.Now().After(deadline) {
+			s.k.t.Fatalf("%s: expected the channel closed after %s within %v; events still arrive (the last was %s)",
+				s.desc, after, s.k.h.wait(), s.lastDesc)
+		}
+	}
+}
+
+// requireWatchError checks that a Watch with opts fails with sentinel:
+// returned by Watch, or as the first event, an Error one, after which the
+// channel is closed. Both are allowed by the contract.
+func (k *kit[T]) requireWatchError(opts informer.WatchOptions, sentinel error, why string) {
+	k.t.Helper()
+	desc := describeWatch(opts)
+	w, err := k.h.Source.Watch(k.ctx, opts)
+	if err != nil {
+		if !errors.Is(err, sentinel) {
+			k.t.Fatalf("%s (%s): Watch returned %q, which does not wrap %v; the contract requires %v",
+				desc, why, err, sentinel, sentinel)
+		}
+		return
+	}
+	defer safeStop(w)
+	s := &stream[T]{k: k, w: w, desc: desc + " (" + why + ")"}
+	ev, ok := s.recv(fmt.Sprintf("an Error event wrapping %v", sentinel))
+	switch {
+	case !ok:
+		k.t.Fatalf("%s: the channel was closed without an Error event; the contract requires %v, "+
+			"returned by Watch or as the first event", s.desc, sentinel)
+	case ev.Type != informer.EventError:
+		k.t.Fatalf("%s: the first event is %s; the contract requires %v, returned by Watch or as the first event "+
+			"(an Error event)", s.desc, k.describeEvent(ev), sentinel)
+	case !errors.Is(ev.Err, sentinel):
+		k.t.Fatalf("%s: the first event is an Error event with %q, which does not wrap %v", s.desc, ev.Err, sentinel)
+	}
+	s.errEv = &ev
+	if ev, ok := s.next("the channel closed after the Error event"); ok {
+		k.t.Fatalf("%s: %s follows the Error event", s.desc, k.describeEvent(ev))
+	}
+}
+
+// isUnsupported reports errors.ErrUnsupported.
+func isUnsupported(err error) bool { return errors.Is(err, errors.ErrUnsupported) }

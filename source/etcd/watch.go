@@ -23,6 +23,7 @@ const streamKey = "ginformer-watch"
 // and liveness, filters and bad values. The stream ends (its channel closed)
 // when ctx is done, on Stop, after opts.Timeout, or after an Error event:
 // wrapping [informer.ErrExpired] when the start revision is compacted,
+// [informer.ErrVersionTooLarge] when it is ahead of the member's revision,
 // [informer.ErrTransient] when etcd has no leader or does not answer, or the
 // watch's connection is lost.
 //
@@ -140,6 +141,10 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, cerr)
 			}
 			if resp.Created {
+				if resp.Header.Revision < rev { // etcd would wait, silent: no progress for a future start
+					return fmt.Errorf("etcd source: watch of %q from revision %d, the member is at %d: %w",
+						s.opts.Prefix, rev, resp.Header.Revision, informer.ErrVersionTooLarge)
+				}
 				continue
 			}
 			if resp.IsProgressNotify() {

@@ -23,7 +23,9 @@ import (
 //   - 429, 503, 504 server timeouts, connection refused or reset, an
 //     unexpected EOF: [informer.ErrTransient];
 //   - 500: [informer.ErrInternal];
-//   - anything else (403, 404, 422, ...): returned as is, so the reflector
+//   - 400 Bad Request and 422 Invalid (a malformed resourceVersion or
+//     continue token, as the contract requires): [informer.ErrInvalidOptions];
+//   - anything else (403, 404, ...): returned as is, so the reflector
 //     logs it, backs off and relists.
 //
 // Context errors are returned unchanged.
@@ -47,6 +49,8 @@ func classify(op string, err error) error {
 		sentinel = informer.ErrTransient
 	case apierrors.IsInternalError(err), statusCode(err) == http.StatusInternalServerError:
 		sentinel = informer.ErrInternal
+	case apierrors.IsBadRequest(err), apierrors.IsInvalid(err):
+		sentinel = informer.ErrInvalidOptions
 	default:
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -37,8 +37,9 @@ func TestClassify(t *testing.T) {
 		{"500", apierrors.NewInternalError(errors.New("boom")), informer.ErrInternal},
 		{"403", apierrors.NewForbidden(gr, "x", errors.New("no")), nil},
 		{"404", apierrors.NewNotFound(gr, "x"), nil},
+		{"400 bad token", apierrors.NewBadRequest("continue key is not valid"), informer.ErrInvalidOptions},
 	}
-	sentinels := []error{informer.ErrExpired, informer.ErrVersionTooLarge, informer.ErrTransient, informer.ErrInternal}
+	sentinels := []error{informer.ErrExpired, informer.ErrVersionTooLarge, informer.ErrTransient, informer.ErrInternal, informer.ErrInvalidOptions}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := k8s.Classify("op", tt.err)

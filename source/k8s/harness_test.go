@@ -145,5 +145,8 @@ func harness(t *testing.T, opts k8s.Options) sourcetest.Harness[*corev1.ConfigMa
 		Generation:      gen,
 		Compact:         e.Compact,
 		CompareVersions: compareVersions,
+		// The apiserver's watch cache holds a watch from a future
+		// resourceVersion until it is reached.
+		WatchFutureWaits: true,
 	}
 }

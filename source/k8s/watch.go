@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ginformer/ginformer/informer"
@@ -32,7 +33,9 @@ import (
 // Possible errors (returned): errors.ErrUnsupported for a streaming list
 // refused by the server or by [Options]; [informer.ErrTransient]
 // (connection refused, 429), [informer.ErrExpired],
-// [informer.ErrVersionTooLarge], [informer.ErrInternal], other API errors.
+// [informer.ErrVersionTooLarge], [informer.ErrInternal],
+// [informer.ErrInvalidOptions] (no version without SendInitialEvents, a
+// malformed version refused by the server), other API errors.
 func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
 	lo := metav1.ListOptions{
 		LabelSelector:       s.opts.LabelSelector,
@@ -60,6 +63,12 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 		out.Close()
 		if opts.SendInitialEvents && isStreamingRefusal(err) {
 			return nil, fmt.Errorf("k8s: streaming list refused: %w: %w", errors.ErrUnsupported, err)
+		}
+		if _, perr := resourceversion.CompareResourceVersion(opts.Version, opts.Version); opts.Version != "" && perr != nil {
+			// The API server answers a malformed resourceVersion on a watch
+			// with a 500, not a 400 as on a list.
+			return nil, fmt.Errorf("k8s: watch from a malformed resourceVersion %q: %w: %w", opts.Version,
+				informer.ErrInvalidOptions, err)
 		}
 		return nil, classify("k8s: watch", err)
 	}

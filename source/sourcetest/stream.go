@@ -188,26 +188,27 @@ func (s *stream[T]) expectClosed(after string) {
 func (k *kit[T]) requireWatchError(opts informer.WatchOptions, sentinel error, why string) {
 	k.t.Helper()
 	desc := describeWatch(opts)
+	name := sentinelName(sentinel)
 	w, err := k.h.Source.Watch(k.ctx, opts)
 	if err != nil {
 		if !errors.Is(err, sentinel) {
-			k.t.Fatalf("%s (%s): Watch returned %q, which does not wrap %v; the contract requires %v",
-				desc, why, err, sentinel, sentinel)
+			k.t.Fatalf("%s (%s): Watch returned %q, which does not wrap %s; the contract requires %s",
+				desc, why, err, name, name)
 		}
 		return
 	}
 	defer safeStop(w)
 	s := &stream[T]{k: k, w: w, desc: desc + " (" + why + ")"}
-	ev, ok := s.recv(fmt.Sprintf("an Error event wrapping %v", sentinel))
+	ev, ok := s.recv(fmt.Sprintf("%s: returned by Watch, or as the first event, an Error event", name))
 	switch {
 	case !ok:
-		k.t.Fatalf("%s: the channel was closed without an Error event; the contract requires %v, "+
-			"returned by Watch or as the first event", s.desc, sentinel)
+		k.t.Fatalf("%s: the channel was closed without an Error event; the contract requires %s, "+
+			"returned by Watch or as the first event", s.desc, name)
 	case ev.Type != informer.EventError:
-		k.t.Fatalf("%s: the first event is %s; the contract requires %v, returned by Watch or as the first event "+
-			"(an Error event)", s.desc, k.describeEvent(ev), sentinel)
+		k.t.Fatalf("%s: the first event is %s; the contract requires %s, returned by Watch or as the first event "+
+			"(an Error event)", s.desc, k.describeEvent(ev), name)
 	case !errors.Is(ev.Err, sentinel):
-		k.t.Fatalf("%s: the first event is an Error event with %q, which does not wrap %v", s.desc, ev.Err, sentinel)
+		k.t.Fatalf("%s: the first event is an Error event with %q, which does not wrap %s", s.desc, ev.Err, name)
 	}
 	s.errEv = &ev
 	if ev, ok := s.next("the channel closed after the Error event"); ok {
@@ -217,3 +218,22 @@ func (k *kit[T]) requireWatchError(opts informer.WatchOptions, sentinel error, w
 
 // isUnsupported reports errors.ErrUnsupported.
 func isUnsupported(err error) bool { return errors.Is(err, errors.ErrUnsupported) }
+
+// sentinelName names the contract's sentinel errors in messages.
+func sentinelName(err error) string {
+	for _, s := range []struct {
+		err  error
+		name string
+	}{
+		{informer.ErrExpired, "ErrExpired"},
+		{informer.ErrVersionTooLarge, "ErrVersionTooLarge"},
+		{informer.ErrInvalidOptions, "ErrInvalidOptions"},
+		{informer.ErrTransient, "ErrTransient"},
+		{informer.ErrInternal, "ErrInternal"},
+	} {
+		if err == s.err {
+			return s.name
+		}
+	}
+	return err.Error()
+}

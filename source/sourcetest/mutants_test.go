@@ -1,0 +1,587 @@
+package sourcetest_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/memory"
+	"github.com/ginformer/ginformer/source/sourcetest"
+)
+
+// env is a full harness over a memory store, which a mutation changes.
+type env struct {
+	s *memory.Store[string, item]
+	h sourcetest.Harness[item]
+
+	mu        sync.Mutex // guards compacted
+	compacted string     // the version of the last Compact
+}
+
+// newEnv returns an env whose harness uses every optional part of the kit.
+func newEnv(t *testing.T) *env {
+	e := &env{}
+	s, err := memory.New(memory.Options[string, item]{KeyFunc: func(i item) (string, error) { return i.name, nil }})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	e.s = s
+	h := minimalHarness(t)
+	// minimalHarness writes to its own store: rebuild the writes over s.
+	write := func(name string, delta int, mustExist bool) (string, error) {
+		cur, _, ok := s.Get(name)
+		if ok != mustExist {
+			return "", errors.New(name + ": wrong existence")
+		}
+		return s.Put(item{name: name, gen: cur.gen + delta})
+	}
+	h.Source = s
+	h.Create = func(_ context.Context, name string) (string, error) { return write(name, 1, false) }
+	h.Update = func(_ context.Context, name string) (string, error) { return write(name, 1, true) }
+	h.Delete = func(_ context.Context, name string) (string, error) {
+		v, ok := s.Delete(name)
+		if !ok {
+			return "", errors.New(name + ": not found")
+		}
+		return v, nil
+	}
+	h.Compact = func(context.Context) error {
+		e.mu.Lock()
+		e.compacted = s.Version()
+		e.mu.Unlock()
+		s.CompactAll()
+		return nil
+	}
+	h.Bookmark = func(context.Context) error { s.RequestBookmarks(); return nil }
+	h.CompareVersions = func(a, b string) int { return cmp.Compare(rev(a), rev(b)) }
+	h.DisableReadExact, h.DisableStreamingList = false, false
+	h.WaitTimeout = time.Second // a missing event fails fast
+	e.h = h
+	return e
+}
+
+// rev parses a memory version; -1 when it is not one.
+func rev(v string) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func (e *env) head() string { return e.s.Version() }
+
+func (e *env) lastCompacted() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.compacted
+}
+
+// source replaces the harness's source with list and watch functions (nil:
+// the store's).
+func (e *env) source(list func(context.Context, informer.ListOptions) (informer.ListPage[item], error),
+	watch func(context.Context, informer.WatchOptions) (informer.Watcher[item], error),
+) {
+	if list == nil {
+		list = e.s.List
+	}
+	if watch == nil {
+		watch = e.s.Watch
+	}
+	e.h.Source = informer.SourceFuncs[item]{ListFunc: list, WatchFunc: watch, StreamingList: true}
+}
+
+// mapEvents makes the store's watches pass each event through fn, which
+// returns the events to forward; fn runs on one goroutine per watch.
+func (e *env) mapEvents(fn func(ev informer.Event[item]) []informer.Event[item]) {
+	e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+		w, err := e.s.Watch(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return rewatch(ctx, w, fn), nil
+	})
+}
+
+// perWatch is mapEvents with a fresh fn per watch, for fns with state.
+func (e *env) perWatch(newFn func() func(ev informer.Event[item]) []informer.Event[item]) {
+	e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+		w, err := e.s.Watch(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return rewatch(ctx, w, newFn()), nil
+	})
+}
+
+// rewatch wraps a watcher, passing each event through fn.
+func rewatch(ctx context.Context, inner informer.Watcher[item], fn func(informer.Event[item]) []informer.Event[item]) informer.Watcher[item] {
+	out := informer.NewWatchStream[item](ctx, 10)
+	go func() {
+		defer out.Close()
+		defer inner.Stop()
+		for {
+			select {
+			case ev, ok := <-inner.Events():
+				if !ok {
+					return
+				}
+				for _, e := range fn(ev) {
+					if !out.Send(e) {
+						return
+					}
+				}
+			case <-out.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// pullWatch is a watch that reads the store's history only as its consumer
+// takes events: for each event it opens a watch from the last version
+// delivered, takes one event and stops it, so a consumer that does not read
+// falls behind the history. onExpired decides what happens when the history
+// it needs was compacted: go on from resume, or end.
+func (e *env) pullWatch(onExpired func(out *informer.WatchStream[item], err error) (resume string, goOn bool)) {
+	e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+		if o.SendInitialEvents {
+			return e.s.Watch(ctx, o)
+		}
+		probe, err := e.s.Watch(ctx, o) // validates o.Version
+		if err != nil {
+			return nil, err
+		}
+		probe.Stop()
+		out := informer.NewWatchStream[item](ctx, 0)
+		go func() {
+			defer out.Close()
+			wctx := out.Context()
+			if o.Timeout > 0 {
+				var cancel context.CancelFunc
+				wctx, cancel = context.WithTimeout(wctx, o.Timeout)
+				defer cancel()
+			}
+			cursor := o.Version
+			for {
+				ev, ok, err := takeOne(wctx, e.s, cursor)
+				if err == nil && ok && ev.Type == informer.EventError {
+					err = ev.Err
+				}
+				switch {
+				case errors.Is(err, informer.ErrExpired):
+					resume, goOn := onExpired(out, err)
+					if !goOn {
+						return
+					}
+					cursor = resume
+					continue
+				case err != nil:
+					out.Send(informer.Event[item]{Type: informer.EventError, Err: err})
+					return
+				case !ok:
+					return
+				}
+				cursor = ev.Version
+				if !out.Send(ev) {
+					return
+				}
+			}
+		}()
+		return out, nil
+	})
+}
+
+// takeOne opens a watch from version, takes its first event and stops it.
+func takeOne(ctx context.Context, s *memory.Store[string, item], version string) (informer.Event[item], bool, error) {
+	w, err := s.Watch(ctx, informer.WatchOptions{Version: version})
+	if err != nil {
+		return informer.Event[item]{}, false, err
+	}
+	defer w.Stop()
+	ev, ok := <-w.Events()
+	return ev, ok, nil
+}
+
+// chanWatcher is a Watcher over a channel its producer closes; Stop cancels
+// the producer's context.
+type chanWatcher struct {
+	ch   chan informer.Event[item]
+	stop context.CancelFunc
+}
+
+func (w *chanWatcher) Events() <-chan informer.Event[item] { return w.ch }
+func (w *chanWatcher) Stop()                               { w.stop() }
+
+// bookmarkAhead makes Harness.Bookmark put, ahead of every open watch's
+// undelivered events, a Bookmark at the store's current version: a source
+// answering a progress request with its head revision instead of the
+// revision the watch has delivered.
+func (e *env) bookmarkAhead() {
+	var mu sync.Mutex
+	injects := map[chan chan struct{}]struct{}{}
+	e.h.Bookmark = func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for in := range injects {
+			done := make(chan struct{})
+			select {
+			case in <- done:
+				<-done
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+		ctx, stop := context.WithCancel(ctx)
+		inner, err := e.s.Watch(ctx, o)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		w := &chanWatcher{ch: make(chan informer.Event[item]), stop: stop}
+		in := make(chan chan struct{})
+		mu.Lock()
+		injects[in] = struct{}{}
+		mu.Unlock()
+		go func() {
+			defer close(w.ch)
+			defer inner.Stop()
+			defer func() {
+				mu.Lock()
+				delete(injects, in)
+				mu.Unlock()
+			}()
+			var queue []informer.Event[item]
+			events := inner.Events()
+			for {
+				var send chan informer.Event[item]
+				var head informer.Event[item]
+				if len(queue) > 0 {
+					send, head = w.ch, queue[0]
+				}
+				select {
+				case send <- head:
+					queue = queue[1:]
+				case ev, ok := <-events:
+					if !ok {
+						events = nil
+						if len(queue) == 0 {
+							return
+						}
+						continue
+					}
+					queue = append(queue, ev)
+				case done := <-in:
+					queue = append([]informer.Event[item]{{Type: informer.EventBookmark, Version: e.head()}}, queue...)
+					close(done)
+				case <-ctx.Done():
+					return
+				}
+				if events == nil && len(queue) == 0 {
+					return
+				}
+			}
+		}()
+		return w, nil
+	})
+}
+
+// panickyStop is a Watcher whose second Stop panics.
+type panickyStop struct {
+	informer.Watcher[item]
+	stopped chan struct{}
+}
+
+func (w *panickyStop) Stop() { close(w.stopped); w.Watcher.Stop() }
+
+// mutations are broken variants of the memory source, each with the check
+// that must catch it and a part of the message it must give.
+var mutations = []struct {
+	name, check, msg string
+	mutate           func(e *env)
+}{
+	{"drops a change", "WatchFromList", "expected Deleted b gen 1", func(e *env) {
+		e.perWatch(func() func(informer.Event[item]) []informer.Event[item] {
+			n := 0
+			return func(ev informer.Event[item]) []informer.Event[item] {
+				if n++; n == 3 {
+					return nil
+				}
+				return []informer.Event[item]{ev}
+			}
+		})
+	}},
+	{"duplicate delivery", "WatchFromList", "exactly once", func(e *env) {
+		e.mapEvents(func(ev informer.Event[item]) []informer.Event[item] {
+			if ev.Type == informer.EventModified {
+				return []informer.Event[item]{ev, ev}
+			}
+			return []informer.Event[item]{ev}
+		})
+	}},
+	{"lost delete", "WatchFromList", "expected Deleted b", func(e *env) {
+		e.mapEvents(func(ev informer.Event[item]) []informer.Event[item] {
+			if ev.Type == informer.EventDeleted {
+				return nil
+			}
+			return []informer.Event[item]{ev}
+		})
+	}},
+	{"Deleted without its object", "WatchFromList", "carries no object", func(e *env) {
+		e.mapEvents(func(ev informer.Event[item]) []informer.Event[item] {
+			if ev.Type == informer.EventDeleted {
+				ev.Object = item{}
+			}
+			return []informer.Event[item]{ev}
+		})
+	}},
+	{"wrong version on events", "WatchReplay", "with the version of its write", func(e *env) {
+		e.mapEvents(func(ev informer.Event[item]) []informer.Event[item] {
+			if ev.Type != informer.EventBookmark && ev.Type != informer.EventError {
+				ev.Version = e.head()
+			}
+			return []informer.Event[item]{ev}
+		})
+	}},
+	{"off-by-one resume (replays its version)", "WatchReplay", "expected Modified a gen 2", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if r := rev(o.Version); r > 0 {
+				o.Version = strconv.FormatInt(r-1, 10)
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"off-by-one resume (skips one)", "WatchReplay", "expected Modified a gen 2", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if r := rev(o.Version); r > 0 {
+				o.Version = strconv.FormatInt(r+1, 10)
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"unpinned pages", "ListPagesConsistent", "the continue token pins the version", func(e *env) {
+		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
+			if o.Continue == "" {
+				return e.s.List(ctx, o)
+			}
+			// Cut the next page from the latest state, not the token's.
+			tokenRev, offset, _ := strings.Cut(strings.TrimPrefix(o.Continue, "mem1:"), ":")
+			all, err := e.s.List(ctx, informer.ListOptions{})
+			n, _ := strconv.Atoi(offset)
+			end := min(len(all.Items), n+o.Limit)
+			all.Items, all.Version = all.Items[min(len(all.Items), n):end], tokenRev
+			if end < len(all.Items)+n {
+				all.Continue = "mem1:" + tokenRev + ":" + strconv.Itoa(end)
+			}
+			return all, err
+		}, nil)
+	}},
+	{"page without a version", "ListLatest", "has no Version", func(e *env) {
+		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
+			p, err := e.s.List(ctx, o)
+			p.Version = ""
+			return p, err
+		}, nil)
+	}},
+	{"exact read serves the latest state", "ListExact", "state at", func(e *env) {
+		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
+			if o.Mode == informer.ReadExact {
+				o.Mode = informer.ReadLatest
+			}
+			return e.s.List(ctx, o)
+		}, nil)
+	}},
+	{"future list served as latest", "ListFutureVersion", "ErrVersionTooLarge", func(e *env) {
+		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
+			if o.Version != "" && rev(o.Version) > rev(e.head()) {
+				o.Mode, o.Version = informer.ReadLatest, ""
+			}
+			return e.s.List(ctx, o)
+		}, nil)
+	}},
+	{"future watch starts at the latest version", "WatchFutureVersion", "ErrVersionTooLarge", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if rev(o.Version) > rev(e.head()) {
+				o.Version = e.head()
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"malformed version read as latest", "MalformedVersion", "ErrInvalidOptions", func(e *env) {
+		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
+			if o.Version != "" && rev(o.Version) < 0 {
+				o.Mode, o.Version = informer.ReadLatest, ""
+			}
+			return e.s.List(ctx, o)
+		}, nil)
+	}},
+	{"malformed token restarts the list", "MalformedContinue", "returned a page", func(e *env) {
+		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
+			if !strings.HasPrefix(o.Continue, "mem1:") {
+				o.Continue = ""
+			}
+			return e.s.List(ctx, o)
+		}, nil)
+	}},
+	{"plain watch without a version starts now", "WatchNeedsVersion", "ErrInvalidOptions", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if o.Version == "" && !o.SendInitialEvents {
+				o.Version = e.head()
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"compacted watch starts at the oldest version", "Expired", "ErrExpired", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			w, err := e.s.Watch(ctx, o)
+			if errors.Is(err, informer.ErrExpired) {
+				o.Version = e.lastCompacted()
+				return e.s.Watch(ctx, o)
+			}
+			return w, err
+		})
+	}},
+	{"no ErrExpired when behind compaction", "WatchFallsBehindCompaction", "skipped", func(e *env) {
+		e.pullWatch(func(*informer.WatchStream[item], error) (string, bool) { return e.lastCompacted(), true })
+	}},
+	{"events after an Error event", "WatchFallsBehindCompaction", "arrived after the Error event", func(e *env) {
+		e.pullWatch(func(out *informer.WatchStream[item], err error) (string, bool) {
+			out.Send(informer.Event[item]{Type: informer.EventError, Err: err})
+			return e.lastCompacted(), true
+		})
+	}},
+	{"bookmark ahead of the delivered changes", "BookmarkNotAhead", "a reflector resuming from it would lose", func(e *env) {
+		e.bookmarkAhead()
+	}},
+	{"bookmark goes backwards", "Bookmarks", "older than", func(e *env) {
+		e.mapEvents(func(ev informer.Event[item]) []informer.Event[item] {
+			if ev.Type == informer.EventBookmark && !ev.InitialEventsEnd {
+				ev.Version = "1"
+			}
+			return []informer.Event[item]{ev}
+		})
+	}},
+	{"ignores its context", "CancelContext", "context was cancelled", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			return e.s.Watch(context.WithoutCancel(ctx), o)
+		})
+	}},
+	{"Stop is not idempotent", "StopIdempotent", "Stop panicked", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			w, err := e.s.Watch(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return &panickyStop{Watcher: w, stopped: make(chan struct{})}, nil
+		})
+	}},
+	{"ignores the watch timeout", "WatchTimeout", "Timeout of 100ms", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			o.Timeout = 0
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"Modified among the initial events", "StreamingList", "among the initial events", func(e *env) {
+		e.perWatch(func() func(informer.Event[item]) []informer.Event[item] {
+			n := 0
+			return func(ev informer.Event[item]) []informer.Event[item] {
+				if n++; n == 2 && ev.Type == informer.EventAdded {
+					ev.Type = informer.EventModified
+				}
+				return []informer.Event[item]{ev}
+			}
+		})
+	}},
+	{"initial events end at an old version", "StreamingListOrder", "older than", func(e *env) {
+		e.mapEvents(func(ev informer.Event[item]) []informer.Event[item] {
+			if ev.InitialEventsEnd {
+				ev.Version = "1"
+			}
+			return []informer.Event[item]{ev}
+		})
+	}},
+}
+
+// TestMutationsFailTheirCheck runs each broken variant of the memory source
+// against the check that must catch it, and expects that check to fail
+// with a message naming the fault.
+func TestMutationsFailTheirCheck(t *testing.T) {
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			e := newEnv(t)
+			m.mutate(e)
+			r := runRecorded(t, e.h, m.check)
+			require.False(t, r.Skipped(), "%s skipped: %s", m.check, r.output())
+			require.True(t, r.Failed(), "%s passed a source whose fault is: %s", m.check, m.name)
+			require.Contains(t, r.output(), m.msg, "the message of %s", m.check)
+			t.Logf("%s: %s", m.check, r.output())
+		})
+	}
+}
+
+// TestUnmutatedPassesEveryCheck: the env's harness, unmutated, passes every
+// check, so each mutation fails its check because of its fault.
+func TestUnmutatedPassesEveryCheck(t *testing.T) {
+	for _, check := range sourcetest.Checks() {
+		t.Run(check, func(t *testing.T) {
+			r := runRecorded(t, newEnv(t).h, check)
+			require.False(t, r.Failed(), "%s", r.output())
+			require.False(t, r.Skipped(), "%s", r.output())
+		})
+	}
+}
+
+// legalVariants behave differently from the memory source in ways the
+// contract allows; each must pass the listed checks.
+var legalVariants = []struct {
+	name   string
+	checks []string
+	mutate func(e *env)
+}{
+	{"ErrExpired as the first event instead of from Watch", []string{"Expired", "WatchFromList", "WatchReplay"}, func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			w, err := e.s.Watch(ctx, o)
+			if errors.Is(err, informer.ErrExpired) {
+				s := informer.NewWatchStream[item](ctx, 1)
+				s.Send(informer.Event[item]{Type: informer.EventError, Err: err})
+				s.Close()
+				return s, nil
+			}
+			return w, err
+		})
+	}},
+	{"a watcher behind compaction ends with ErrExpired", []string{
+		"WatchFallsBehindCompaction", "Expired", "WatchFromList", "WatchReplay", "WatchConcurrentWrites",
+		"CancelContext", "StopIdempotent", "WatchTimeout",
+	}, func(e *env) {
+		e.pullWatch(func(out *informer.WatchStream[item], err error) (string, bool) {
+			out.Send(informer.Event[item]{Type: informer.EventError, Err: err})
+			return "", false
+		})
+	}},
+}
+
+func TestLegalVariantsPass(t *testing.T) {
+	for _, v := range legalVariants {
+		for _, check := range v.checks {
+			t.Run(v.name+"/"+check, func(t *testing.T) {
+				e := newEnv(t)
+				v.mutate(e)
+				r := runRecorded(t, e.h, check)
+				require.False(t, r.Failed(), "%s", r.output())
+				require.False(t, r.Skipped(), "%s", r.output())
+			})
+		}
+	}
+}

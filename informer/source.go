@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -21,15 +22,60 @@ import (
 // waits for "this version or a later one". Without it, the informer can only
 // match a version exactly.
 //
+// A reflector only hands back versions and continue tokens the source gave
+// it. A version or token the source never produced (malformed) gives an
+// error wrapping [ErrInvalidOptions], from List and from Watch; a token the
+// source can no longer decode (from an older release, say) may give
+// [ErrExpired] instead. Either way the reflector relists.
+//
+// Lists. Every [ListPage] carries the version it was read at; a page without
+// one is rejected by the reflector with an error naming the source (it never
+// watches from ""). Every page of one list shows the state at the first
+// page's version, whatever is written between pages.
+//
+// Watches. A plain watch needs a version: Watch with Version "" and without
+// SendInitialEvents fails with [ErrInvalidOptions]. There is no "watch from
+// now", because the changes between a list and such a watch would be lost.
+// A watch from v delivers every change after v exactly once, in order, each
+// with the version of its write; a Deleted event carries the object's last
+// state (at least enough of it for the key function). Nothing follows an
+// Error event: the source closes the channel right after it.
+//
+// Bookmarks. A Bookmark at version v promises that every change up to v has
+// been delivered on this stream, so its version never exceeds the changes
+// delivered before it. A reflector resumes from the last version it saw; a
+// bookmark ahead of undelivered changes would make it skip them silently.
+// (Answer a progress request with the version the watch has delivered, not
+// with the store's head.)
+//
+// Initial events. With [WatchOptions.SendInitialEvents], the Added events
+// of the initial state come first, one per object, in any order of objects
+// (key order is usual); each may carry the state's version or the object's
+// own (Kubernetes does the latter), so their versions need not be ordered.
+// Then a Bookmark with InitialEventsEnd carries the version of the state
+// they describe, at least as new as each of them; from it on, versions never
+// go backwards and the changes are the writes after that version.
+//
 // Errors. A source maps its native failures onto the sentinels in errors.go,
 // wrapped with %w so the reflector can act on them with [errors.Is]:
 //
 //   - [ErrExpired]: the requested version (or a continue token) is older than
 //     the oldest the source can serve. Kubernetes: 410 Gone / reason Expired.
-//     etcd: ErrCompacted. The reflector relists.
+//     etcd: ErrCompacted. The reflector relists. Watch may return it, or
+//     open the stream and send it as the first event, an Error one: both
+//     are allowed and handled alike. A watcher that falls behind the
+//     compacted history after it started must end with an Error event
+//     wrapping ErrExpired; it must never skip changes and go on.
 //   - [ErrVersionTooLarge]: the requested version is newer than the source
 //     has seen. Kubernetes: "Too large resource version". etcd: a future
-//     revision. The reflector relists with [ReadLatest].
+//     revision. The reflector relists with [ReadLatest]. A list must fail
+//     with it, never serve an older state. A watch may fail with it
+//     (returned, or as the first event) or wait until the source reaches
+//     the version and then deliver the changes after it (the Kubernetes
+//     watch cache does); it never delivers a change at or before it.
+//   - [ErrInvalidOptions]: the request is malformed: a version or continue
+//     token the source never produced, a plain watch without a version, an
+//     unknown [ReadMode], a negative Limit.
 //   - [ErrTransient]: the source is unreachable or pushing back for now
 //     (connection refused, 429 Too Many Requests, no leader). The reflector
 //     backs off and retries from the same version, without relisting.
@@ -73,7 +119,7 @@ func (m ReadMode) String() string {
 	case ReadExact:
 		return "Exact"
 	}
-	return "ReadMode(?)"
+	return "ReadMode(" + strconv.Itoa(int(m)) + ")"
 }
 
 // ListOptions asks a [Source] for one page of a list.
@@ -87,7 +133,8 @@ type ListOptions struct {
 	Limit int
 	// Continue is the token of the previous page. When set, the source
 	// continues that list at the version of its first page and Mode and
-	// Version are ignored. An expired token yields [ErrExpired].
+	// Version are ignored. An expired token yields [ErrExpired]; a malformed
+	// one [ErrInvalidOptions] (or ErrExpired).
 	Continue string
 }
 
@@ -96,7 +143,8 @@ type ListPage[T any] struct {
 	// Items are the objects of the page, in the source's order.
 	Items []T
 	// Version is the version of the collection the page was read at. Every
-	// page of one list has the same version.
+	// page of one list has the same version. Required: the reflector rejects
+	// a page without one with an error, rather than watch from "".
 	Version string
 	// Continue is the token for the next page, "" on the last page.
 	Continue string
@@ -105,8 +153,10 @@ type ListPage[T any] struct {
 // WatchOptions asks a [Source] for a stream of changes.
 type WatchOptions struct {
 	// Version: the watch delivers every change after this version, in order.
-	// Required unless SendInitialEvents is set, where "" means "the latest
-	// state" and a version means "a state not older than it".
+	// Required unless SendInitialEvents is set ("" gives [ErrInvalidOptions]:
+	// a plain watch never starts "from now"). With SendInitialEvents, ""
+	// means "the latest state" and a version means "a state not older than
+	// it".
 	Version string
 	// Timeout asks the source to end the stream normally after about this
 	// long, so clients spread their reconnects. Zero: no timeout.
@@ -130,7 +180,8 @@ const (
 	// EventDeleted: the object was deleted (or left the watched selection);
 	// Object is its last known state.
 	EventDeleted
-	// EventBookmark: no object changed; the collection reached Version.
+	// EventBookmark: no object changed; the collection reached Version, and
+	// every change up to Version has been delivered on this stream.
 	EventBookmark
 	// EventError: the stream failed with Err; no event follows it.
 	EventError
@@ -150,7 +201,7 @@ func (t EventType) String() string {
 	case EventError:
 		return "Error"
 	}
-	return "EventType(?)"
+	return "EventType(" + strconv.Itoa(int(t)) + ")"
 }
 
 // Event is one element of a watch stream.
@@ -159,8 +210,9 @@ type Event[T any] struct {
 	// Object is the new state (Added, Modified) or the last known state
 	// (Deleted); the zero T for Bookmark and Error.
 	Object T
-	// Version is the version of the collection after this event. Versions
-	// of one stream never go backwards.
+	// Version is the version of the collection after this event; required
+	// on every type but Error. Versions of one stream never go backwards
+	// (the initial events of a streaming list excepted, see the contract).
 	Version string
 	// InitialEventsEnd marks the Bookmark that ends the initial events of a
 	// streaming list (see [WatchOptions.SendInitialEvents]).
@@ -173,8 +225,9 @@ type Event[T any] struct {
 // Watcher is an open watch stream.
 type Watcher[T any] interface {
 	// Events returns the stream. The source closes the channel when the
-	// watch ends: after Stop, when the context given to Watch is done, on a
-	// normal end (timeout), or right after an Error event.
+	// watch ends: soon after Stop, promptly when the context given to Watch
+	// is done (also with events undelivered), on a normal end (timeout), or
+	// right after an Error event.
 	Events() <-chan Event[T]
 	// Stop ends the watch and releases its resources. It is idempotent and
 	// safe to call concurrently with receiving; the channel is closed soon

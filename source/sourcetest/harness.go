@@ -1,8 +1,9 @@
 // Package sourcetest is the conformance kit for [informer.Source]
 // implementations: [Run] checks a source against the contract in
-// informer/source.go (versions, pagination, watch ordering, expiry,
-// bookmarks, cancellation, streaming lists, timeouts), through a [Harness]
-// that lets the kit write to the collection behind the source.
+// informer/source.go (versions, pagination, future, malformed and compacted
+// versions, watch ordering, watchers behind a compaction, bookmarks,
+// cancellation, Stop, streaming lists, timeouts), through a [Harness] that
+// lets the kit write to the collection behind the source.
 //
 // A source's own tests call it:
 //
@@ -10,9 +11,15 @@
 //		sourcetest.Run(t, func(t *testing.T) sourcetest.Harness[*Obj] { ... })
 //	}
 //
-// Every check runs as a subtest with a fresh harness, waits with bounded
-// deadlines (never sleeps) and fails the test with a description of the
-// offending event or page.
+// Every check runs as a subtest named as in [Checks], with a fresh harness,
+// waits with bounded deadlines (never sleeps), and fails with a message that
+// says what the source did and what the contract requires, for example
+//
+//	watch from "12": expected Added k7 gen 1 at version "13" within 10s; got nothing
+//
+// An object the harness cannot read (a Deleted event without its object)
+// fails the check with a message; it never panics the kit. docs/sources.md
+// lists the faults the kit catches, by check, and those it cannot.
 package sourcetest
 
 import (

@@ -1,6 +1,6 @@
 // Package changelog is the worked example of docs/sources.md ("writing a
 // source"): an append-only change log with compaction, and the
-// [informer.Source] over it, in about 300 lines. It passes the conformance
+// [informer.Source] over it. It passes the conformance
 // kit (source/sourcetest) and feeds a [informer.SharedInformer] (see the
 // package example).
 //

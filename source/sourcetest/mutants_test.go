@@ -519,6 +519,7 @@ var mutations = []struct {
 func TestMutationsFailTheirCheck(t *testing.T) {
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			m.mutate(e)
 			r := runRecorded(t, e.h, m.check)
@@ -535,6 +536,7 @@ func TestMutationsFailTheirCheck(t *testing.T) {
 func TestUnmutatedPassesEveryCheck(t *testing.T) {
 	for _, check := range sourcetest.Checks() {
 		t.Run(check, func(t *testing.T) {
+			t.Parallel()
 			r := runRecorded(t, newEnv(t).h, check)
 			require.False(t, r.Failed(), "%s", r.output())
 			require.False(t, r.Skipped(), "%s", r.output())
@@ -576,6 +578,7 @@ func TestLegalVariantsPass(t *testing.T) {
 	for _, v := range legalVariants {
 		for _, check := range v.checks {
 			t.Run(v.name+"/"+check, func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t)
 				v.mutate(e)
 				r := runRecorded(t, e.h, check)

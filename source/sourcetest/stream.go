@@ -105,7 +105,14 @@ func (s *stream[T]) checkEvent(ev informer.Event[T]) {
 		}
 		return
 	case isChange(ev.Type):
-		k.describeObject(ev.Object, fmt.Sprintf("%s: the %v event at version %q", s.desc, ev.Type, ev.Version))
+		if _, _, problem := k.objectOf(ev.Object); problem != "" {
+			state := "the object's new state"
+			if ev.Type == informer.EventDeleted {
+				state = "the object's last known state (the reflector needs at least its key to delete it)"
+			}
+			k.t.Fatalf("%s: the %v event at version %q %s; the contract requires %s", s.desc, ev.Type, ev.Version,
+				problem, state)
+		}
 	case ev.Type != informer.EventBookmark:
 		k.t.Fatalf("%s: an event of unknown type %v", s.desc, ev.Type)
 	}

@@ -418,6 +418,15 @@ var mutations = []struct {
 			return e.s.Watch(ctx, o)
 		})
 	}},
+	{"future watch starts at the latest version, claiming to wait", "WatchFutureVersion", "must deliver only the changes after it", func(e *env) {
+		e.h.WatchFutureWaits = true
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if rev(o.Version) > rev(e.head()) {
+				o.Version = e.head()
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
 	{"malformed version read as latest", "MalformedVersion", "ErrInvalidOptions", func(e *env) {
 		e.source(func(ctx context.Context, o informer.ListOptions) (informer.ListPage[item], error) {
 			if o.Version != "" && rev(o.Version) < 0 {
@@ -561,6 +570,26 @@ var legalVariants = []struct {
 				return s, nil
 			}
 			return w, err
+		})
+	}},
+	{"a watch from a future version waits for it", []string{"WatchFutureVersion", "WatchFromList"}, func(e *env) {
+		e.h.WatchFutureWaits = true
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			future := rev(o.Version)
+			if future <= rev(e.head()) {
+				return e.s.Watch(ctx, o)
+			}
+			o.Version = e.head()
+			w, err := e.s.Watch(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return rewatch(ctx, w, func(ev informer.Event[item]) []informer.Event[item] {
+				if ev.Type != informer.EventError && rev(ev.Version) <= future {
+					return nil // not there yet
+				}
+				return []informer.Event[item]{ev}
+			}), nil
 		})
 	}},
 	{"a watcher behind compaction ends with ErrExpired", []string{

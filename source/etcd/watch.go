@@ -23,7 +23,9 @@ const streamKey = "ginformer-watch"
 // and liveness, filters and bad values. The stream ends (its channel closed)
 // when ctx is done, on Stop, after opts.Timeout, or after an Error event:
 // wrapping [informer.ErrExpired] when the start revision is compacted,
-// [informer.ErrVersionTooLarge] when it is ahead of the member's revision,
+// [informer.ErrVersionTooLarge] when the member has not reached it within
+// LivenessInterval plus LivenessTimeout (a lagging member catches up before,
+// an etcd restored from a backup never does),
 // [informer.ErrTransient] when etcd has no leader or does not answer, or the
 // watch's connection is lost.
 //
@@ -104,6 +106,9 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 		s.requestProgress(wctx, conn)
 	}
 
+	// ahead is the member's revision when it confirmed a watch from a
+	// revision it has not reached, 0 once it has.
+	var ahead int64
 	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
 	defer live.stop()
 	var outs []converted[T] // reused between responses
@@ -116,6 +121,10 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 		case <-live.idle():
 			live.probe(func() { s.requestProgress(wctx, conn) })
 		case <-live.deadline():
+			if ahead != 0 {
+				return fmt.Errorf("etcd source: watch of %q from revision %d: the member stayed at %d: %w",
+					s.opts.Prefix, rev, ahead, informer.ErrVersionTooLarge)
+			}
 			return fmt.Errorf("etcd source: watch of %q: no answer from etcd to a progress request within %v: %w",
 				s.opts.Prefix, s.opts.LivenessTimeout, informer.ErrTransient)
 		case resp, ok := <-wch:
@@ -141,12 +150,15 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, cerr)
 			}
 			if resp.Created {
-				if resp.Header.Revision < rev { // etcd would wait, silent: no progress for a future start
-					return fmt.Errorf("etcd source: watch of %q from revision %d, the member is at %d: %w",
-						s.opts.Prefix, rev, resp.Header.Revision, informer.ErrVersionTooLarge)
+				if resp.Header.Revision < rev {
+					// A lagging member catches up soon; a restored etcd
+					// never does. etcd waits silently either way (no progress
+					// notifications): see the deadline above.
+					ahead = resp.Header.Revision
 				}
 				continue
 			}
+			ahead = 0
 			if resp.IsProgressNotify() {
 				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision)}) {
 					return nil

@@ -303,4 +303,3 @@ type panickyStop struct {
 }
 
 func (w *panickyStop) Stop() { close(w.stopped); w.Watcher.Stop() }
-

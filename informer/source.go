@@ -6,88 +6,6 @@ import (
 	"time"
 )
 
-// The source contract.
-//
-// A Source is a versioned collection of T that can be listed at a version and
-// watched from a version, the shape shared by the Kubernetes API (resource
-// versions, 410 Gone, bookmarks, continue tokens, watch-list) and etcd
-// (revisions, compaction, progress notifications, key-range pagination).
-//
-// Versions. A version names a state of the whole collection. To the informer
-// versions are opaque strings: it hands them back to the source and compares
-// them for equality, nothing more. The versions of one watch stream never go
-// backwards. A source whose versions are totally ordered (etcd revisions, the
-// memory source's revisions, Kubernetes resourceVersions in practice) says so
-// by also implementing [VersionComparer]; [SharedInformer.WaitForVersion] then
-// waits for "this version or a later one". Without it, the informer can only
-// match a version exactly.
-//
-// A reflector only hands back versions and continue tokens the source gave
-// it. A version or token the source never produced (malformed) gives an
-// error wrapping [ErrInvalidOptions], from List and from Watch; a token the
-// source can no longer decode (from an older release, say) may give
-// [ErrExpired] instead. Either way the reflector relists.
-//
-// Lists. Every [ListPage] carries the version it was read at; a page without
-// one is rejected by the reflector with an error naming the source (it never
-// watches from ""). Every page of one list shows the state at the first
-// page's version, whatever is written between pages.
-//
-// Watches. A plain watch needs a version: Watch with Version "" and without
-// SendInitialEvents fails with [ErrInvalidOptions]. There is no "watch from
-// now", because the changes between a list and such a watch would be lost.
-// A watch from v delivers every change after v exactly once, in order, each
-// with the version of its write; a Deleted event carries the object's last
-// state (at least enough of it for the key function). Nothing follows an
-// Error event: the source closes the channel right after it.
-//
-// Bookmarks. A Bookmark at version v promises that every change up to v has
-// been delivered on this stream, so its version never exceeds the changes
-// delivered before it. A reflector resumes from the last version it saw; a
-// bookmark ahead of undelivered changes would make it skip them silently.
-// (Answer a progress request with the version the watch has delivered, not
-// with the store's head.)
-//
-// Initial events. With [WatchOptions.SendInitialEvents], the Added events
-// of the initial state come first, one per object, in any order of objects
-// (key order is usual); each may carry the state's version or the object's
-// own (Kubernetes does the latter), so their versions need not be ordered.
-// Then a Bookmark with InitialEventsEnd carries the version of the state
-// they describe, at least as new as each of them; from it on, versions never
-// go backwards and the changes are the writes after that version.
-//
-// Errors. A source maps its native failures onto the sentinels in errors.go,
-// wrapped with %w so the reflector can act on them with [errors.Is]:
-//
-//   - [ErrExpired]: the requested version (or a continue token) is older than
-//     the oldest the source can serve. Kubernetes: 410 Gone / reason Expired.
-//     etcd: ErrCompacted. The reflector relists. Watch may return it, or
-//     open the stream and send it as the first event, an Error one: both
-//     are allowed and handled alike. A watcher that falls behind the
-//     compacted history after it started must end with an Error event
-//     wrapping ErrExpired; it must never skip changes and go on.
-//   - [ErrVersionTooLarge]: the requested version is newer than the source
-//     has seen. Kubernetes: "Too large resource version". etcd: a future
-//     revision. The reflector relists with [ReadLatest]. A list must fail
-//     with it, never serve an older state. A watch may fail with it
-//     (returned, or as the first event) or wait until the source reaches
-//     the version and then deliver the changes after it (the Kubernetes
-//     watch cache does); it never delivers a change at or before it.
-//   - [ErrInvalidOptions]: the request is malformed: a version or continue
-//     token the source never produced, a plain watch without a version, an
-//     unknown [ReadMode], a negative Limit.
-//   - [ErrTransient]: the source is unreachable or pushing back for now
-//     (connection refused, 429 Too Many Requests, no leader). The reflector
-//     backs off and retries from the same version, without relisting.
-//   - [ErrInternal]: an internal server error that may pass (500). The
-//     reflector retries a watch failing with it for a bounded time.
-//   - errors.ErrUnsupported: the source does not implement an optional part of
-//     the contract ([WatchOptions.SendInitialEvents]). The reflector falls back
-//     to the plain list.
-//
-// Any other error is treated as "unknown": logged, then the reflector backs
-// off and relists.
-
 // ReadMode says how fresh a [Source.List] must be. Its names follow the
 // Kubernetes resourceVersion / resourceVersionMatch semantics.
 type ReadMode uint8
@@ -235,9 +153,88 @@ type Watcher[T any] interface {
 	Stop()
 }
 
-// Source is a versioned collection of T that can be listed and watched. See
-// the contract above for versions and errors. Implementations must be safe for
-// concurrent use.
+// Source is a versioned collection of T that can be listed at a version and
+// watched from a version, the shape shared by the Kubernetes API (resource
+// versions, 410 Gone, bookmarks, continue tokens, watch-list) and etcd
+// (revisions, compaction, progress notifications, key-range pagination).
+// Implementations must be safe for concurrent use. docs/sources.md walks
+// through writing one; the conformance kit, source/sourcetest, checks one
+// against everything below.
+//
+// Versions. A version names a state of the whole collection. To the informer
+// versions are opaque strings: it hands them back to the source and compares
+// them for equality, nothing more. The versions of one watch stream never go
+// backwards. A source whose versions are totally ordered (etcd revisions, the
+// memory source's revisions, Kubernetes resourceVersions in practice) says so
+// by also implementing [VersionComparer]; [SharedInformer.WaitForVersion] then
+// waits for "this version or a later one". Without it, the informer can only
+// match a version exactly.
+//
+// A reflector only hands back versions and continue tokens the source gave
+// it. A version or token the source never produced (malformed) gives an
+// error wrapping [ErrInvalidOptions], from List and from Watch; a token the
+// source can no longer decode (from an older release, say) may give
+// [ErrExpired] instead. Either way the reflector relists.
+//
+// Lists. Every [ListPage] carries the version it was read at; a page without
+// one is rejected by the reflector with an error naming the source (it never
+// watches from ""). Every page of one list shows the state at the first
+// page's version, whatever is written between pages.
+//
+// Watches. A plain watch needs a version: Watch with Version "" and without
+// SendInitialEvents fails with [ErrInvalidOptions]. There is no "watch from
+// now", because the changes between a list and such a watch would be lost.
+// A watch from v delivers every change after v exactly once, in order, each
+// with the version of its write; a Deleted event carries the object's last
+// state (at least enough of it for the key function). Nothing follows an
+// Error event: the source closes the channel right after it.
+//
+// Bookmarks. A Bookmark at version v promises that every change up to v has
+// been delivered on this stream, so its version never exceeds the changes
+// delivered before it. A reflector resumes from the last version it saw; a
+// bookmark ahead of undelivered changes would make it skip them silently.
+// (Answer a progress request with the version the watch has delivered, not
+// with the store's head.)
+//
+// Initial events. With [WatchOptions.SendInitialEvents], the Added events
+// of the initial state come first, one per object, in any order of objects
+// (key order is usual); each may carry the state's version or the object's
+// own (Kubernetes does the latter), so their versions need not be ordered.
+// Then a Bookmark with InitialEventsEnd carries the version of the state
+// they describe, at least as new as each of them; from it on, versions never
+// go backwards and the changes are the writes after that version.
+//
+// Errors. A source maps its native failures onto the sentinels in errors.go,
+// wrapped with %w so the reflector can act on them with [errors.Is]:
+//
+//   - [ErrExpired]: the requested version (or a continue token) is older than
+//     the oldest the source can serve. Kubernetes: 410 Gone / reason Expired.
+//     etcd: ErrCompacted. The reflector relists. Watch may return it, or
+//     open the stream and send it as the first event, an Error one: both
+//     are allowed and handled alike. A watcher that falls behind the
+//     compacted history after it started must end with an Error event
+//     wrapping ErrExpired; it must never skip changes and go on.
+//   - [ErrVersionTooLarge]: the requested version is newer than the source
+//     has seen. Kubernetes: "Too large resource version". etcd: a future
+//     revision. The reflector relists with [ReadLatest]. A list must fail
+//     with it, never serve an older state. A watch may fail with it
+//     (returned, or as the first event) or wait until the source reaches
+//     the version and then deliver the changes after it (the Kubernetes
+//     watch cache does); it never delivers a change at or before it.
+//   - [ErrInvalidOptions]: the request is malformed: a version or continue
+//     token the source never produced, a plain watch without a version, an
+//     unknown [ReadMode], a negative Limit.
+//   - [ErrTransient]: the source is unreachable or pushing back for now
+//     (connection refused, 429 Too Many Requests, no leader). The reflector
+//     backs off and retries from the same version, without relisting.
+//   - [ErrInternal]: an internal server error that may pass (500). The
+//     reflector retries a watch failing with it for a bounded time.
+//   - errors.ErrUnsupported: the source does not implement an optional part of
+//     the contract ([WatchOptions.SendInitialEvents]). The reflector falls back
+//     to the plain list.
+//
+// Any other error is treated as "unknown": logged, then the reflector backs
+// off and relists.
 type Source[T any] interface {
 	// List returns one page of the collection.
 	List(ctx context.Context, opts ListOptions) (ListPage[T], error)

@@ -130,7 +130,7 @@ type Event[T any] struct {
 	Object T
 	// Version is the version of the collection after this event; required
 	// on every type but Error. Versions of one stream never go backwards
-	// (the initial events of a streaming list excepted, see the contract).
+	// (the initial events of a streaming list excepted, see [Source]).
 	Version string
 	// InitialEventsEnd marks the Bookmark that ends the initial events of a
 	// streaming list (see [WatchOptions.SendInitialEvents]).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -282,7 +283,11 @@ func BenchmarkWatch(b *testing.B) {
 	for i, w := range watchers {
 		prefixes[i] = "/bench/watch/" + w.name + "/"
 		loadSvcs(b, c, prefixes[i], 0, n, 1)
-		rounds[i] = w.open(b, c, prefixes[i], n)
+		// The contender's goroutines carry its name as a profile label
+		// (pprof -tagfocus contender=NAME), inherited by those they start.
+		pprof.Do(context.Background(), pprof.Labels("contender", w.name), func(context.Context) {
+			rounds[i] = w.open(b, c, prefixes[i], n)
+		})
 	}
 	gen := int64(1)
 	var m medians
@@ -294,7 +299,10 @@ func BenchmarkWatch(b *testing.B) {
 			i := (k + op) % len(watchers)
 			resp, err := c.Get(context.Background(), prefixes[i])
 			require.NoError(b, err)
-			wait := rounds[i](resp.Header.Revision, gen)
+			var wait func() ([]int64, []time.Time)
+			pprof.Do(context.Background(), pprof.Labels("contender", watchers[i].name), func(context.Context) {
+				wait = rounds[i](resp.Header.Revision, gen)
+			})
 			runtime.GC() // neither starts with the other's garbage
 			cpu0, t0 := processCPU(), time.Now()
 			sent := map[int64]time.Time{} // revision → when its transaction was sent

@@ -15,8 +15,22 @@ type Codec[T any] interface {
 	Encode(v T) ([]byte, error)
 }
 
+// DecoderInto is an optional interface of a [Codec]: a codec that has it
+// decodes each value straight into the [Object] that holds it, where Decode,
+// returning T by value, makes the source copy it there (and, for a T that
+// the decoder's reflection moves to the heap, allocate it twice).
+// [JSONCodec] has it.
+type DecoderInto[T any] interface {
+	// DecodeInto decodes data into *v, which holds the zero T, with the
+	// contract of Decode: called concurrently, it may retain data, and on
+	// error *v is discarded whatever it holds.
+	DecodeInto(data []byte, v *T) error
+}
+
 // JSONCodec is the default [Codec]: encoding/json. Its zero value is ready.
 type JSONCodec[T any] struct{}
+
+var _ DecoderInto[int] = JSONCodec[int]{}
 
 // Decode unmarshals data into a new T.
 func (JSONCodec[T]) Decode(data []byte) (T, error) {
@@ -24,6 +38,9 @@ func (JSONCodec[T]) Decode(data []byte) (T, error) {
 	err := json.Unmarshal(data, &v)
 	return v, err
 }
+
+// DecodeInto unmarshals data into *v (see [DecoderInto]).
+func (JSONCodec[T]) DecodeInto(data []byte, v *T) error { return json.Unmarshal(data, v) }
 
 // Encode marshals v.
 func (JSONCodec[T]) Encode(v T) ([]byte, error) { return json.Marshal(v) }

@@ -31,10 +31,10 @@ import (
 // previous value was bad (and so never delivered) comes back as Modified;
 // an informer applies both alike.
 //
-// For a put, cur and v are the decoded new value and its verdict.
-func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event, cur *Object[T], v verdict) (informer.Event[*Object[T]], bool) {
+// For a put, cur and v are the decoded new value and its verdict; version
+// is kv.ModRevision formatted.
+func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event, cur *Object[T], v verdict, version string) (informer.Event[*Object[T]], bool) {
 	kv := ev.Kv
-	version := formatRev(kv.ModRevision)
 	// prevKnown: the previous value is there, or the key was created (it
 	// had none).
 	prevKnown := ev.PrevKv != nil || ev.IsCreate()
@@ -94,10 +94,11 @@ func (s *Source[T]) convert(ctx context.Context, ev *clientv3.Event, cur *Object
 // converted is the outcome of convert for one etcd event: for a put, the
 // decoded new value first, then the event.
 type converted[T any] struct {
-	cur *Object[T]
-	v   verdict
-	ev  informer.Event[*Object[T]]
-	ok  bool
+	cur     *Object[T]
+	v       verdict
+	version string // the event's revision, formatted
+	ev      informer.Event[*Object[T]]
+	ok      bool
 }
 
 // convertAll converts evs into out (reused; one slot per event, in order):
@@ -128,9 +129,18 @@ func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clien
 			}
 		}
 	}
+	// The events of one transaction share their revision: one version
+	// string for them all.
+	for i, ev := range evs {
+		if i > 0 && ev.Kv.ModRevision == evs[i-1].Kv.ModRevision {
+			out[i].version = out[i-1].version
+		} else {
+			out[i].version = formatRev(ev.Kv.ModRevision)
+		}
+	}
 	conv := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i].ev, out[i].ok = s.convert(ctx, evs[i], out[i].cur, out[i].v)
+			out[i].ev, out[i].ok = s.convert(ctx, evs[i], out[i].cur, out[i].v, out[i].version)
 		}
 	}
 	if slices.ContainsFunc(evs, func(ev *clientv3.Event) bool { return ev.PrevKv != nil }) {

@@ -70,9 +70,13 @@
 // Each watch runs on a gRPC connection of its own to one of the client's
 // endpoints, taken in turn, dialled with the client's own settings
 // ([clientv3.Client.Dial]: TLS, credentials, keepalive, dial options) and
-// closed when the watch ends. Lists use the client. A client whose Watcher
-// was replaced (namespace.NewWatcher, for one) or that has no endpoints is
-// used as it is: its watches share its connections.
+// closed when the watch ends. A streaming list (the initial events of a
+// watch) and the watch's reads of previous values run on that connection
+// too, so a relist after a network failure does not wait on the client's
+// connections; paged lists ([Source.List]) use the client. A client whose
+// Watcher was replaced (namespace.NewWatcher, for one) or that has no
+// endpoints is used as it is: its watches share its connections (and a
+// replaced KV is used for every read).
 //
 // A watch whose connection is silently dropped (a half-open TCP flow: no
 // traffic, no close, no error) would otherwise wait forever: etcd's client
@@ -88,7 +92,8 @@
 // new connection to the next endpoint, so the recovery does not wait for
 // gRPC to find each dead connection: once the network heals, the informer
 // is current again within LivenessTimeout plus the reflector's backoff
-// delay: in the tests, 0.9–1.7 s after a 5 s blackhole of every member. The
+// delay (a streaming list on a silent connection fails as fast: etcd must
+// answer its first read within LivenessTimeout): in the tests, 0.9–1.7 s after a 5 s blackhole of every member. The
 // delay grows during a long outage (client-go's 0.8 s doubling to 30 s,
 // plus jitter); [informer.Backoff].Max caps it.
 //
@@ -101,7 +106,7 @@
 //		DialKeepAliveTimeout: 5 * time.Second,
 //	}
 //
-// Keepalive drops the client's own dead connections (those lists use): one
+// Keepalive drops the client's own dead connections (those paged lists use): one
 // that a request waits on is closed within DialKeepAliveTime +
 // DialKeepAliveTimeout of its last traffic, and etcd's client retries the
 // read on another member. It also bounds, through TCP_USER_TIMEOUT, how long

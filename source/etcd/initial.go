@@ -35,15 +35,20 @@ const pageBytes = 2 << 20
 const firstPage = 1000
 
 // sendInitial sends the state not older than min (0: the latest) as Added
-// events, then the end marker. It returns the revision of the state, or
-// false if the stream ended.
-func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], min int64) (int64, bool) {
-	rev, err := s.initialRevision(ctx, min)
+// events, then the end marker, reading it on conn, the watch's connection:
+// a relist after a network failure runs on a fresh connection, as the watch
+// after it, not on the client's, which may still be dead (see watchconn.go).
+// It returns the revision of the state, or false if the stream ended.
+func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], conn *watchConn, min int64) (int64, bool) {
+	lctx, release := conn.bind(ctx) // ends the reads if the connection is lost
+	defer release()
+	kv := conn.kv(s.opts.Client)
+	rev, err := s.initialRevision(lctx, kv, min)
 	if err == nil {
 		version := formatRev(rev)
 		var objs []*Object[T]
 		stopped := false
-		err = s.readRange(ctx, rev, func(kvs []*mvccpb.KeyValue) bool {
+		err = s.readRange(lctx, kv, rev, func(kvs []*mvccpb.KeyValue) bool {
 			objs = s.decodeChunk(ctx, kvs, objs[:0])
 			for _, obj := range objs {
 				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
@@ -60,6 +65,9 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 	}
 	if err != nil {
 		if ctx.Err() == nil {
+			if lctx.Err() != nil {
+				err = fmt.Errorf("etcd source: list of %q: %w", s.opts.Prefix, conn.lostErr())
+			}
 			w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
 		}
 		return 0, false
@@ -70,19 +78,21 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 	return rev, true
 }
 
-// initialRevision picks the revision of a streaming list: the current one
-// (min 0: a linearizable read), or one not older than min (a serializable
-// read, then a linearizable one if the member was behind).
+// initialRevision picks the revision of a streaming list, reading through
+// kv: the current one (min 0: a linearizable read), or one not older than
+// min (a serializable read, then a linearizable one if the member was
+// behind).
 //
-// Possible errors: those of [Source.List].
-func (s *Source[T]) initialRevision(ctx context.Context, min int64) (int64, error) {
+// Possible errors: those of [Source.List]; [informer.ErrTransient] when etcd
+// does not answer within the liveness timeout.
+func (s *Source[T]) initialRevision(ctx context.Context, kv clientv3.KV, min int64) (int64, error) {
 	if min > 0 {
-		rev, err := s.currentRevision(ctx, clientv3.WithSerializable())
+		rev, err := s.currentRevision(ctx, kv, clientv3.WithSerializable())
 		if err != nil || rev >= min {
 			return rev, err
 		}
 	}
-	rev, err := s.currentRevision(ctx)
+	rev, err := s.currentRevision(ctx, kv)
 	if err == nil && rev < min {
 		return 0, fmt.Errorf("etcd source: revision %d not reached (at %d): %w", min, rev, informer.ErrVersionTooLarge)
 	}
@@ -90,37 +100,49 @@ func (s *Source[T]) initialRevision(ctx context.Context, min int64) (int64, erro
 }
 
 // currentRevision reads the store's revision with a single-key read (an
-// index lookup, whatever the size of the prefix).
-func (s *Source[T]) currentRevision(ctx context.Context, extra ...clientv3.OpOption) (int64, error) {
-	resp, err := s.opts.Client.Get(ctx, s.start, append(extra, clientv3.WithKeysOnly())...)
+// index lookup, whatever the size of the prefix), which etcd must answer
+// within the liveness timeout, as it must confirm a watch: a connection that
+// went silent fails the list at once rather than holding it.
+func (s *Source[T]) currentRevision(ctx context.Context, kv clientv3.KV, extra ...clientv3.OpOption) (int64, error) {
+	rctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.opts.LivenessTimeout > 0 {
+		rctx, cancel = context.WithTimeout(ctx, s.opts.LivenessTimeout)
+	}
+	defer cancel()
+	resp, err := kv.Get(rctx, s.start, append(extra, clientv3.WithKeysOnly())...)
 	if err != nil {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return 0, fmt.Errorf("etcd source: read the revision for a list of %q: no answer within %v: %w: %w",
+				s.opts.Prefix, s.opts.LivenessTimeout, informer.ErrTransient, err)
+		}
 		return 0, fmt.Errorf("etcd source: read the revision for a list of %q: %w", s.opts.Prefix, classify(err))
 	}
 	return resp.Header.Revision, nil
 }
 
-// readRange reads every key of the prefix at revision rev and passes them
-// to yield in key order, chunk by chunk, until yield returns false. yield
-// may keep nothing of the slice it is given but the key-values themselves.
+// readRange reads every key of the prefix at revision rev through kv and
+// passes them to yield in key order, chunk by chunk, until yield returns
+// false. yield may keep nothing of the slice it is given but the key-values
+// themselves.
 //
 // Possible errors: those of [Source.List].
-func (s *Source[T]) readRange(ctx context.Context, rev int64, yield func([]*mvccpb.KeyValue) bool) error {
+func (s *Source[T]) readRange(ctx context.Context, kv clientv3.KV, rev int64, yield func([]*mvccpb.KeyValue) bool) error {
 	if !s.noRangeStream.Load() {
-		err, unsupported := s.readStream(ctx, rev, yield)
+		err, unsupported := s.readStream(ctx, kv, rev, yield)
 		if !unsupported {
 			return err
 		}
 		s.noRangeStream.Store(true)
 		s.log.V(1).Info("etcd has no RangeStream (older than 3.7, or a proxy): streaming lists read pages")
 	}
-	return s.readPages(ctx, rev, yield)
+	return s.readPages(ctx, kv, rev, yield)
 }
 
 // readStream reads the range with one RangeStream request. unsupported is
 // true when the server does not know the method (nothing was yielded).
-func (s *Source[T]) readStream(ctx context.Context, rev int64, yield func([]*mvccpb.KeyValue) bool) (err error, unsupported bool) {
+func (s *Source[T]) readStream(ctx context.Context, kv clientv3.KV, rev int64, yield func([]*mvccpb.KeyValue) bool) (err error, unsupported bool) {
 	ctx, cancel := context.WithCancel(ctx)
-	ch, err := s.opts.Client.GetStream(ctx, s.start, clientv3.WithRange(s.end), clientv3.WithRev(rev))
+	ch, err := kv.GetStream(ctx, s.start, clientv3.WithRange(s.end), clientv3.WithRev(rev))
 	if err != nil {
 		cancel()
 		if status.Code(err) == codes.Unimplemented {
@@ -151,7 +173,7 @@ func (s *Source[T]) readStream(ctx context.Context, rev int64, yield func([]*mvc
 
 // readPages reads the range with limited Range requests at rev, one page
 // ahead of yield.
-func (s *Source[T]) readPages(ctx context.Context, rev int64, yield func([]*mvccpb.KeyValue) bool) error {
+func (s *Source[T]) readPages(ctx context.Context, kv clientv3.KV, rev int64, yield func([]*mvccpb.KeyValue) bool) error {
 	type page struct {
 		kvs []*mvccpb.KeyValue
 		err error
@@ -167,7 +189,7 @@ func (s *Source[T]) readPages(ctx context.Context, rev int64, yield func([]*mvcc
 			limit = int64(s.opts.PageSize)
 		}
 		for {
-			resp, err := s.opts.Client.Get(ctx, from, clientv3.WithRange(s.end), clientv3.WithLimit(limit), clientv3.WithRev(rev))
+			resp, err := kv.Get(ctx, from, clientv3.WithRange(s.end), clientv3.WithLimit(limit), clientv3.WithRev(rev))
 			p := page{err: err}
 			if err != nil {
 				p.err = s.listError(rev, err)

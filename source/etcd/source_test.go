@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -225,6 +226,49 @@ func TestBadTransformAndCodec(t *testing.T) {
 }
 
 type panicCodec struct{ etcd.RawCodec }
+
+// A codec without DecodeInto is called through Decode; one with it, through
+// DecodeInto, where a panic makes a bad value as it does in Decode.
+func TestCodecDecodeInto(t *testing.T) {
+	w := writer{c: client(t), prefix: newPrefix(t)}
+	ctx := t.Context()
+	_, err := w.put(ctx, obj{Name: "x", Gen: 3, Tier: "gold"})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		codec etcd.Codec[obj]
+		want  []obj
+		bad   uint64
+	}{
+		{"json", etcd.JSONCodec[obj]{}, []obj{{Name: "x", Gen: 3, Tier: "gold"}}, 0},
+		{"decode only", decodeOnly{}, []obj{{Name: "x", Gen: 3, Tier: "gold"}}, 0},
+		{"panicking DecodeInto", panicInto{}, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, Codec: tc.codec})
+			page, err := src.List(ctx, informer.ListOptions{})
+			require.NoError(t, err)
+			var got []obj
+			for _, o := range page.Items {
+				got = append(got, o.Value)
+			}
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.bad, src.DecodeErrors())
+		})
+	}
+}
+
+// decodeOnly is a JSON codec without DecodeInto.
+type decodeOnly struct{}
+
+func (decodeOnly) Decode(b []byte) (obj, error) { return etcd.JSONCodec[obj]{}.Decode(b) }
+func (decodeOnly) Encode(v obj) ([]byte, error) { return json.Marshal(v) }
+
+var _ etcd.DecoderInto[obj] = panicInto{}
+
+type panicInto struct{ etcd.JSONCodec[obj] }
+
+func (panicInto) DecodeInto([]byte, *obj) error { panic("codec bug") }
 
 func (panicCodec) Decode([]byte) ([]byte, error) { panic("codec bug") }
 

@@ -50,7 +50,8 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 }
 
 // run is the goroutine of one watch: the initial events of a streaming
-// list, if asked, then the etcd watch from rev+1.
+// list, if asked, then the etcd watch from rev+1, both on the watch's own
+// connection (see watchconn.go).
 func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64, opts informer.WatchOptions) {
 	defer w.Close()
 	ctx := w.Context()
@@ -59,13 +60,15 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	conn := s.dialWatch()
+	defer conn.close()
 	if opts.SendInitialEvents {
 		var ok bool
-		if rev, ok = s.sendInitial(ctx, w, rev); !ok {
+		if rev, ok = s.sendInitial(ctx, w, conn, rev); !ok {
 			return
 		}
 	}
-	err := s.watch(ctx, w, ow, rev)
+	err := s.watch(ctx, w, ow, conn, rev)
 	switch {
 	case err == nil, w.Context().Err() != nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
@@ -75,16 +78,15 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 	}
 }
 
-// watch streams etcd's changes after rev into w until ctx is done (nil) or
-// the watch fails (the error to send).
-func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64) error {
+// watch streams etcd's changes after rev into w, on conn, until ctx is done
+// (nil) or the watch fails (the error to send). It closes conn.
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, rev int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends etcd's watch, closing its channel
 	md := metadata.Pairs(streamKey, strconv.FormatUint(s.watchSeq.Add(1), 10))
 	wctx := clientv3.WithRequireLeader(metadata.NewOutgoingContext(ctx, md))
 	md, _ = metadata.FromOutgoingContext(wctx)
-	conn := s.dialWatch() // see watchconn.go
-	defer conn.close()
+	defer conn.close() // before the caller sends the error: a re-watch dials anew
 	defer ow.end()
 
 	// The watch starts AT rev, not after it, and drops the events of rev

@@ -22,14 +22,21 @@ import (
 // replaced Watcher, such as namespace.NewWatcher's, is used as it is).
 var etcdWatcher = reflect.TypeOf(clientv3.NewWatchFromWatchClient(nil, nil))
 
-// watchConn is what one watch runs on. Normally it is a gRPC connection of
-// its own to one endpoint of the client, dialled with the client's settings
-// ([clientv3.Client.Dial]: TLS, credentials, keepalive, dial options) and
-// closed when the watch ends: a re-watch after a silent connection then
-// starts on a fresh TCP connection instead of waiting for gRPC to notice that
-// the old ones are dead (keepalive, 10 s at least, one connection at a
-// time). When the client has no endpoints or its Watcher is not etcd's own,
-// the watch uses the client's Watcher, shared, as it is.
+// etcdKV is the type of the KV of a client made by clientv3.New: reads move
+// to the watch's connection only from such a KV (a replaced one, such as
+// namespace.NewKV's, is used as it is).
+var etcdKV = reflect.TypeOf(clientv3.NewKVFromKVClient(nil, nil))
+
+// watchConn is what one watch runs on: its streaming list, its etcd watch
+// and the reads of previous values (prev.go). Normally it is a gRPC
+// connection of its own to one endpoint of the client, dialled with the
+// client's settings ([clientv3.Client.Dial]: TLS, credentials, keepalive,
+// dial options) and closed when the watch ends: a re-watch or a relist after
+// a silent connection then starts on a fresh TCP connection instead of
+// waiting for gRPC to notice that the old ones are dead (keepalive, 10 s at
+// least, one connection at a time). When the client has no endpoints or its
+// Watcher is not etcd's own, the watch uses the client's Watcher, shared, as
+// it is (and the client's KV).
 type watchConn struct {
 	clientv3.Watcher
 	endpoint string           // the connection's endpoint; "" when shared
@@ -43,6 +50,7 @@ type watchConn struct {
 	stopClient func() bool        // stops watching the client's context
 	release    context.CancelFunc // ends the watch's context (see create)
 	wg         sync.WaitGroup     // the monitor
+	closed     bool               // by close (called by the watch's goroutine only)
 }
 
 // errClientClosed is the cause of a connection lost to the client's Close.
@@ -76,9 +84,9 @@ func (s *Source[T]) dialWatch() *watchConn {
 }
 
 // kv returns a KV on the watch's connection, or cli's when the watch uses
-// the client's shared connections.
+// the client's shared connections or cli's KV is not etcd's own.
 func (c *watchConn) kv(cli *clientv3.Client) clientv3.KV {
-	if c.conn == nil {
+	if c.conn == nil || reflect.TypeOf(cli.KV) != etcdKV {
 		return cli.KV
 	}
 	if c.kvc == nil {
@@ -117,6 +125,17 @@ func (c *watchConn) lostc() <-chan struct{} {
 		return nil
 	}
 	return c.lost.Done()
+}
+
+// bind returns a context done when ctx is or when the connection is lost,
+// and the function that releases it.
+func (c *watchConn) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if c.lost == nil {
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(c.lost, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // lostErr describes why the connection was lost.
@@ -183,8 +202,12 @@ func (c *watchConn) describe() string {
 }
 
 // close ends the watch, closes the connection if it is the watch's own and
-// waits for the monitor.
+// waits for the monitor. It is idempotent.
 func (c *watchConn) close() {
+	if c.closed {
+		return
+	}
+	c.closed = true
 	if c.release != nil {
 		c.release()
 	}

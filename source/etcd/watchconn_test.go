@@ -133,3 +133,55 @@ func TestWatchReplacedWatcher(t *testing.T) {
 	require.Equal(t, "b", ev.Object.Key)
 	require.NoError(t, src.RequestProgress(t.Context()))
 }
+
+// A streaming list (a relist) runs on the watch's own connection: right
+// after the network heals it completes at once although the client's
+// connection is still dead (its flow was blackholed and gRPC has not noticed
+// yet); while the network drops everything it fails within LivenessTimeout.
+func TestStreamingListFreshConnection(t *testing.T) {
+	proxy, cli := proxied(t)
+	direct := writer{c: client(t), prefix: newPrefix(t)}
+	_, err := direct.create(t.Context(), "a")
+	require.NoError(t, err)
+	src := newSource(t, etcd.Options[obj]{Client: cli, Prefix: direct.prefix, StripPrefix: true,
+		LivenessInterval: 10 * time.Second, LivenessTimeout: 500 * time.Millisecond})
+	_, err = src.List(t.Context(), informer.ListOptions{}) // the client connects
+	require.NoError(t, err)
+
+	proxy.SetBlackhole(true)
+	w, err := src.Watch(t.Context(), informer.WatchOptions{SendInitialEvents: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	took, err := errorWithin(t, w, 3*time.Second)
+	t.Logf("streaming list on a dead network failed in %v: %v", took, err)
+
+	proxy.SetBlackhole(false) // the client's connection stays dead
+	start := time.Now()
+	w2, err := src.Watch(t.Context(), informer.WatchOptions{SendInitialEvents: true})
+	require.NoError(t, err)
+	defer w2.Stop()
+	var keys []string
+	for done := false; !done; {
+		select {
+		case ev, ok := <-w2.Events():
+			require.True(t, ok, "stream closed")
+			switch ev.Type {
+			case informer.EventAdded:
+				keys = append(keys, ev.Object.Key)
+			case informer.EventBookmark:
+				done = ev.InitialEventsEnd
+			default:
+				t.Fatalf("unexpected %v event: %v", ev.Type, ev.Err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("no initial events within 3s: the list waits on the client's dead connection")
+		}
+	}
+	require.Equal(t, []string{"a"}, keys)
+	t.Logf("streaming list after the heal took %v", time.Since(start))
+	_, err = direct.create(t.Context(), "b")
+	require.NoError(t, err)
+	ev := next(t, w2)
+	require.Equal(t, informer.EventAdded, ev.Type, "%v", ev.Err)
+	require.Equal(t, "b", ev.Object.Key)
+}

@@ -1,0 +1,14 @@
+package shard_test
+
+import (
+	"log/slog"
+
+	"github.com/go-logr/logr"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func discard() logr.Logger { return logr.FromSlogHandler(slog.DiscardHandler) }

@@ -2,10 +2,9 @@ package shard_test
 
 import (
 	"log/slog"
-
-	"github.com/go-logr/logr"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
 )
 

@@ -306,9 +306,17 @@ func (o *Owner) reconcile(ctx context.Context, v View) (retry bool) {
 	}
 	free := target.Minus(held)
 	for i, m := range v.Members {
-		if i != self {
-			free = free.Minus(m.Held)
+		if i == self {
+			continue
 		}
+		if n := m.Held.Shards(); n != 0 && n != o.n {
+			// Replicas configured with different shard counts: nothing
+			// can be acquired safely until that is fixed.
+			o.log.Error(ErrInvalidShards, "a member uses another shard count; acquiring nothing", "other", m.Name, "shards", n, "mine", o.n)
+			free = Set{}
+			break
+		}
+		free = free.Minus(m.Held)
 	}
 	want := held.Union(free)
 	if want.Equal(v.Members[self].Held) {

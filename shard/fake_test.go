@@ -63,7 +63,7 @@ type member struct {
 
 	mu      sync.Mutex
 	epoch   int64
-	valid   bool // the lease is valid (false once crashed)
+	until   time.Time // the registration's validity
 	crashed bool // Run's end does not remove the record
 }
 
@@ -75,7 +75,7 @@ func (m *member) Run(ctx context.Context) error {
 	m.c.mu.Lock()
 	m.c.epochs++
 	m.mu.Lock()
-	m.epoch, m.valid = m.c.epochs, true
+	m.epoch, m.until = m.c.epochs, time.Now().Add(1000*time.Hour)
 	m.mu.Unlock()
 	m.c.recs[m.name] = &rec{epoch: m.epoch, mod: m.c.rev + 1}
 	m.c.bumpLocked()
@@ -83,7 +83,9 @@ func (m *member) Run(ctx context.Context) error {
 	<-ctx.Done()
 	m.mu.Lock()
 	crashed := m.crashed
-	m.valid = false
+	if now := time.Now(); now.Before(m.until) {
+		m.until = now
+	}
 	m.mu.Unlock()
 	if !crashed {
 		m.c.expire(m.name)
@@ -91,11 +93,15 @@ func (m *member) Run(ctx context.Context) error {
 	return nil
 }
 
-// crash makes the lease lapse locally; the record stays until expire.
+// crash makes the lease lapse locally now, as a member cut off from the
+// server whose keepalives fail; the record stays until expire.
 func (m *member) crash() {
 	m.mu.Lock()
-	m.crashed, m.valid = true, false
+	m.crashed, m.until = true, time.Now()
 	m.mu.Unlock()
+	m.c.mu.Lock()
+	m.c.bumpLocked()
+	m.c.mu.Unlock()
 }
 
 func (m *member) Current() (shard.View, <-chan struct{}, bool) {
@@ -147,10 +153,10 @@ func (m *member) Claim(_ context.Context, base shard.View, held shard.Set) error
 func (m *member) ValidUntil(epoch int64) time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.valid || epoch != m.epoch {
+	if epoch != m.epoch {
 		return time.Time{}
 	}
-	return time.Now().Add(time.Hour)
+	return m.until
 }
 
 func sortedKeys(m map[string]*rec) []string {

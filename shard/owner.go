@@ -44,8 +44,9 @@ type OwnershipChange struct {
 	Acquired Set
 	// Released: Owns returns false for these shards from At on (At is
 	// read just after the change took effect). Shards lost because the
-	// lease lapsed (see [Owner]) stop being owned at ValidUntil, before
-	// they are reported.
+	// registration's validity ended ([Membership.ValidUntil]: the lease
+	// could not be renewed in time) are reported with At = that end, when
+	// Owns turned false, which is before the report.
 	Released Set
 	// At is when the change took effect, on the local clock.
 	At time.Time
@@ -253,12 +254,19 @@ func (o *Owner) Run(ctx context.Context) error {
 	timer := time.NewTimer(o.retry)
 	timer.Stop()
 	defer timer.Stop()
+	lapseTimer := time.NewTimer(time.Hour)
+	lapseTimer.Stop()
+	defer lapseTimer.Stop()
 	for {
-		var retry <-chan time.Time
+		var retry, lapse <-chan time.Time
 		v, changed, ok := o.m.Current()
 		if ok && o.reconcile(ctx, v) {
 			timer.Reset(o.retry)
 			retry = timer.C
+		}
+		if until, held := o.checkLapse(); held {
+			lapseTimer.Reset(time.Until(until))
+			lapse = lapseTimer.C
 		}
 		select {
 		case <-ctx.Done():
@@ -270,8 +278,31 @@ func (o *Owner) Run(ctx context.Context) error {
 			return nil
 		case <-changed:
 		case <-retry:
+		case <-lapse:
 		}
 	}
+}
+
+// checkLapse releases everything if the registration's validity has ended
+// (reported with At = the end of validity, when Owns turned false), and
+// otherwise returns until when it lasts, held false when nothing is held.
+func (o *Owner) checkLapse() (until time.Time, held bool) {
+	st := o.state.Load()
+	if st.held.Empty() {
+		return time.Time{}, false
+	}
+	until = o.m.ValidUntil(st.epoch)
+	if now := time.Now(); now.Before(until) {
+		return until, true
+	} else if until.IsZero() {
+		until = now
+	}
+	o.log.Info("lease validity ended, releasing every shard", "epoch", st.epoch)
+	o.state.Store(&ownerState{epoch: st.epoch})
+	if o.onChg != nil {
+		o.onChg(OwnershipChange{Released: st.held, At: until})
+	}
+	return time.Time{}, false
 }
 
 // reconcile brings what the member holds in line with view v and reports
@@ -297,8 +328,8 @@ func (o *Owner) reconcile(ctx context.Context, v View) (retry bool) {
 			self = i
 		}
 	}
-	if v.Epoch == 0 || self < 0 {
-		return false // not registered (yet): nothing may be held
+	if v.Epoch == 0 || self < 0 || !time.Now().Before(o.m.ValidUntil(v.Epoch)) {
+		return false // not registered (yet), or no longer: nothing may be held
 	}
 	if lost := held.Minus(target); !lost.Empty() {
 		held = held.Minus(lost)

@@ -68,9 +68,10 @@ func checkSettled(t *testing.T, c *cluster, tb *table, rs ...*replica) {
 	t.Helper()
 	require.NoError(t, c.violation())
 	tb.mu.Lock()
-	require.NoError(t, tb.err)
-	require.Len(t, tb.owner, c.n)
+	err, owned := tb.err, len(tb.owner)
 	tb.mu.Unlock()
+	require.NoError(t, err)
+	require.Equal(t, c.n, owned)
 	var names []string
 	for _, r := range rs {
 		names = append(names, r.o.Name())
@@ -134,8 +135,9 @@ func TestOwnerHandoff(t *testing.T) {
 			r.stop(t)
 		}
 		tb.mu.Lock()
-		require.Empty(t, tb.owner, "a stopped owner owns nothing")
+		owned := len(tb.owner)
 		tb.mu.Unlock()
+		require.Zero(t, owned, "a stopped owner owns nothing")
 	})
 }
 

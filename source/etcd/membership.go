@@ -272,9 +272,10 @@ func (m *Membership) Run(ctx context.Context) error {
 		}
 		backoff = 0
 		m.keepAlive(ctx, ls)
-		// The lease is lost, or ctx is done: stop claiming it, and revoke
-		// it (its key goes; the others may take its shards now).
-		m.lease.Store(nil)
+		// The lease is lost, or ctx is done: its validity ends now (or
+		// ended already: ValidUntil keeps answering with that time), then
+		// revoke it (its key goes; the others may take its shards now).
+		m.endValidity()
 		m.publish()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ls.ttl)
 		_, err = m.opts.Client.Revoke(rctx, clientv3.LeaseID(ls.id))
@@ -324,6 +325,15 @@ func (m *Membership) register(ctx context.Context) (*leaseState, error) {
 	m.publish()
 	m.log.Info("registered", "lease", fmt.Sprintf("%x", ls.id), "ttl", ttl)
 	return ls, nil
+}
+
+// endValidity ends the current registration's validity now, unless it
+// ended before.
+func (m *Membership) endValidity() {
+	cur := m.lease.Load()
+	if now := time.Now(); now.Before(cur.until) {
+		m.lease.Store(&leaseState{id: cur.id, until: now, ttl: cur.ttl})
+	}
 }
 
 // validFrom is the validity of a keepalive sent at sent granting ttl.

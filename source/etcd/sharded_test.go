@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -111,14 +110,20 @@ func (o *ownership) check(t *testing.T) {
 }
 
 type shardReplica struct {
-	name   string
-	client *clientv3.Client
-	owner  *shard.Owner
-	src    *etcd.Sharded[obj]
-	inf    *informer.SharedInformer[string, *etcd.Object[obj]]
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	name     string
+	client   *clientv3.Client
+	owner    *shard.Owner
+	src      *etcd.Sharded[obj]
+	inf      *informer.SharedInformer[string, *etcd.Object[obj]]
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
 }
+
+// shardTTL is the replicas' lease TTL: etcd's minimum here is 1 s (1.5
+// election timeouts of 50 ms, rounded up), but keepalives every TTL/3 miss
+// a 1 s lease on a loaded machine under -race.
+const shardTTL = 2 * time.Second
 
 func quiet() logr.Logger { return logr.FromSlogHandler(slog.DiscardHandler) }
 
@@ -129,7 +134,7 @@ func startShardReplica(t *testing.T, name, members, data string, rec *ownership)
 	c, err := srv.Client()
 	require.NoError(t, err)
 	r := &shardReplica{name: name, client: c}
-	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: time.Second, Logger: quiet()})
+	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: shardTTL, Logger: quiet()})
 	require.NoError(t, err)
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{Membership: m, OnChange: rec.onChange(name), RetryInterval: 100 * time.Millisecond, Logger: quiet()})
 	require.NoError(t, err)
@@ -162,18 +167,42 @@ func startShardReplica(t *testing.T, name, members, data string, rec *ownership)
 }
 
 // stop leaves gracefully (the owner releases, the lease is revoked).
-func (r *shardReplica) stop() {
+func (r *shardReplica) stop() { r.stopOnce.Do(r.stopNow) }
+
+func (r *shardReplica) stopNow() {
 	r.cancel()
 	r.wg.Wait()
 	_ = r.client.Close()
 }
 
-// kill simulates a crash: the client closes first (no keepalive, no
-// revoke), then the goroutines end.
-func (r *shardReplica) kill() {
+// kill cuts the replica off: its client closes (no keepalive, no revoke),
+// the process keeps running, so its owner must stop owning by itself when
+// the lease's validity ends. It returns a function that samples the
+// replica's Owns on keys every few milliseconds until called.
+func (r *shardReplica) kill(rec *ownership, keys []string) (stopSampling func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, k := range keys {
+				if at := time.Now(); r.owner.Owns(k) {
+					rec.sample(r.name, k, at)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
 	_ = r.client.Close()
-	r.cancel()
-	r.wg.Wait()
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // settled reports whether the replicas hold and cache exactly the
@@ -331,22 +360,28 @@ func TestShardedEtcd(t *testing.T) {
 	require.InDelta(t, 64, moved, 5*8)
 
 	// A crash: the lease is not revoked; its shards are owned elsewhere
-	// after the lease expires (TTL 1 s).
+	// after the lease expires.
 	killed := rs[1]
+	var sampled []string
+	for i := 0; len(sampled) < 50; i++ {
+		if k := fmt.Sprintf("k%04d", i); killed.owner.Owns(k) {
+			sampled = append(sampled, k)
+		}
+	}
 	killedAt := time.Now()
-	killed.kill()
+	stopSampling := killed.kill(rec, sampled)
+	defer stopSampling()
 	rs = slices.Delete(rs, 1, 2)
 	d = waitOwners(10*time.Second, rs...)
 	owned := time.Since(killedAt)
-	t.Logf("crash: shards owned elsewhere %v after the kill (TTL 1 s)", owned.Round(time.Millisecond))
-	require.Less(t, owned, 1*time.Second+2*time.Second, "within TTL plus a margin for the expiry check and a claim")
+	t.Logf("crash: shards owned elsewhere %v after the kill (TTL %v)", owned.Round(time.Millisecond), shardTTL)
+	require.Less(t, owned, shardTTL+2*time.Second, "within TTL plus a margin for etcd's expiry check (every 500 ms) and a claim")
 
 	// Caches: stop the writer, then every key is cached once, at etcd's
 	// revision, by the replica that owns it.
 	quiesce()
-	cached := waitSettled(t, c, data, 10*time.Second, rs...)
-	t.Logf("crash: caches cover every key once %v after the kill", (time.Since(killedAt)).Round(time.Millisecond))
-	_ = cached
+	waitSettled(t, c, data, 10*time.Second, rs...)
+	t.Logf("crash: caches cover every key once %v after the kill (writer stopped at %v)", time.Since(killedAt).Round(time.Millisecond), owned.Round(time.Millisecond))
 	var received, delivered uint64
 	for _, r := range rs {
 		rc, dl := r.src.Counts()
@@ -355,7 +390,9 @@ func TestShardedEtcd(t *testing.T) {
 	}
 	t.Logf("client-side filter: %d objects received, %d passed on (%.0f%%)", received, delivered, 100*float64(delivered)/float64(received))
 
-	for _, r := range rs {
+	require.True(t, killed.owner.Held().Empty(), "a replica cut off from etcd holds nothing once its lease's validity ended")
+	stopSampling()
+	for _, r := range append(rs, killed) {
 		r.stop()
 	}
 	rec.check(t)
@@ -364,5 +401,4 @@ func TestShardedEtcd(t *testing.T) {
 		resp, err := c.Get(t.Context(), members, clientv3.WithPrefix(), clientv3.WithCountOnly())
 		return err == nil && resp.Count == 0
 	}, 5*time.Second, 20*time.Millisecond)
-	_ = maps.Keys[map[string]int]
 }

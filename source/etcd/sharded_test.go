@@ -206,7 +206,8 @@ func (r *shardReplica) kill(rec *ownership, keys []string) (stopSampling func())
 }
 
 // settled reports whether the replicas hold and cache exactly the
-// assignment of their names, and the caches hold every key of want once.
+// assignment of their names, and the caches hold every key of want once
+// (at its mod revision, unless that is 0).
 func settled(rs []*shardReplica, want map[string]int64) error {
 	var names []string
 	for _, r := range rs {
@@ -227,7 +228,7 @@ func settled(rs []*shardReplica, want map[string]int64) error {
 			if !mine.ContainsKey(k) {
 				return fmt.Errorf("%s caches %s outside its slice", r.name, k)
 			}
-			if rev, ok := want[k]; !ok || rev != o.ModRevision {
+			if rev, ok := want[k]; !ok || (rev != 0 && rev != o.ModRevision) {
 				return fmt.Errorf("%s caches %s at %d, etcd has %d", r.name, k, o.ModRevision, rev)
 			}
 		}
@@ -338,8 +339,28 @@ func TestShardedEtcd(t *testing.T) {
 			<-tick.C
 		}
 	}
+	allKeys := map[string]int64{}
+	for i := range keys {
+		allKeys[fmt.Sprintf("k%04d", i)] = 0
+	}
+	waitKeys := func(rs ...*shardReplica) time.Duration {
+		t.Helper()
+		start := time.Now()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			err := settled(rs, allKeys)
+			if err == nil {
+				return time.Since(start)
+			}
+			require.Less(t, time.Since(start), 10*time.Second, "caches not settled: %v", err)
+			<-tick.C
+		}
+	}
 	d := waitOwners(10*time.Second, rs...)
 	t.Logf("3 replicas: owners settled in %v", d.Round(time.Millisecond))
+	d = waitKeys(rs...)
+	t.Logf("3 replicas: every key cached exactly once %v later", d.Round(time.Millisecond))
 	before, _ := shard.Assign(0, []string{"replica-0", "replica-1", "replica-2"})
 	for _, r := range rs {
 		t.Logf("  %s: %d shards, %d ranges", r.name, r.owner.Held().Len(), len(r.owner.Held().Ranges()))
@@ -357,6 +378,8 @@ func TestShardedEtcd(t *testing.T) {
 		}
 	}
 	t.Logf("join: %d of 256 shards moved (1/N = 64), owners settled in %v", moved, d.Round(time.Millisecond))
+	d = waitKeys(rs...)
+	t.Logf("join: every key cached exactly once %v later", d.Round(time.Millisecond))
 	require.InDelta(t, 64, moved, 5*8)
 
 	// A crash: the lease is not revoked; its shards are owned elsewhere

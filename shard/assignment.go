@@ -106,9 +106,6 @@ func (a Assignment) Owns(member string, h uint64) bool {
 	return member != "" && a.OwnerOf(h) == member
 }
 
-// OwnsKey reports whether member owns the shard holding [Hash](key).
-func (a Assignment) OwnsKey(member, key string) bool { return a.Owns(member, Hash(key)) }
-
 // Set returns the shards of member (empty if it is not a member).
 func (a Assignment) Set(member string) Set {
 	if a.n == 0 {

@@ -112,7 +112,6 @@ func TestAssignDeterministic(t *testing.T) {
 
 	h := shard.Hash("some/key")
 	require.True(t, a.Owns(a.OwnerOf(h), h))
-	require.True(t, a.OwnsKey(a.OwnerOf(h), "some/key"))
 
 	var zero shard.Assignment
 	require.Equal(t, "", zero.OwnerOf(h))

@@ -4,9 +4,13 @@
 //
 // # The space and its shards
 //
-// Every object is placed by a 64-bit hash: [Hash], FNV-1a 64, the hash the
-// Kubernetes apiserver's sharded list and watch (KEP-5866) applies to
-// metadata.uid or metadata.namespace; for etcd, the key. The hash space is
+// Every object is placed by a 64-bit hash of a string: [Hash], FNV-1a 64,
+// the hash the Kubernetes apiserver's sharded list and watch (KEP-5866)
+// applies to metadata.uid or metadata.namespace, where the client must agree
+// with the server; [HashKey], FNV-1a 64 followed by a finalizer, where the
+// client hashes by itself (etcd keys): FNV-1a alone puts keys that differ
+// only in their last characters (web-1, web-2, …) into a few shards. The
+// hash space is
 // cut into a fixed number of virtual shards ([DefaultShards], 256),
 // contiguous ranges of equal size ([ShardOf], [ShardRange]). A [Set] of
 // shards renders as merged [Range] values and as an apiserver selector

@@ -64,7 +64,7 @@ type member struct {
 	mu      sync.Mutex
 	epoch   int64
 	until   time.Time // the registration's validity
-	crashed bool // Run's end does not remove the record
+	crashed bool      // Run's end does not remove the record
 }
 
 func (c *cluster) member(name string) *member { return &member{c: c, name: name} }

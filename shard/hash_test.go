@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math"
 	"testing"
@@ -16,6 +17,29 @@ func TestHashIsFNV1a64(t *testing.T) {
 		h.Write([]byte(s))
 		require.Equal(t, h.Sum64(), shard.Hash(s), s)
 		require.Equal(t, h.Sum64(), shard.HashBytes([]byte(s)), s)
+	}
+}
+
+// TestHashKeySpreadsSimilarKeys: sequential names fill every shard with
+// HashKey; FNV-1a alone leaves most of them empty.
+func TestHashKeySpreadsSimilarKeys(t *testing.T) {
+	for _, format := range []string{"k%04d", "/registry/pods/default/web-%d"} {
+		var fnvCount, keyCount [256]int
+		for i := range 3000 {
+			k := fmt.Sprintf(format, i)
+			fnvCount[shard.ShardOf(shard.Hash(k), 256)]++
+			keyCount[shard.ShardOf(shard.HashKey(k), 256)]++
+		}
+		empty := 0
+		for s := range 256 {
+			if fnvCount[s] == 0 {
+				empty++
+			}
+			require.Positive(t, keyCount[s], "%s: shard %d empty with HashKey", format, s)
+			require.Less(t, keyCount[s], 40, "%s: shard %d holds %d of 3000 keys", format, s, keyCount[s])
+		}
+		t.Logf("%s: FNV-1a leaves %d of 256 shards empty, HashKey none", format, empty)
+		require.Greater(t, empty, 100)
 	}
 }
 

@@ -23,6 +23,12 @@ type OwnerOptions struct {
 	// Shards is the number of virtual shards. Every replica must use the
 	// same number. Zero: [DefaultShards].
 	Shards int
+	// Hash places keys in the hash space for [Owner.Owns] and for the
+	// sharded sources that take it from [Owner.Hash]. Every replica must
+	// use the same function. Zero: [HashKey] (for keys the client hashes,
+	// such as etcd keys); use [Hash] where the apiserver hashes a uid or
+	// namespace.
+	Hash func(key string) uint64
 	// RetryInterval spaces attempts to record a claim after the backend
 	// failed (not after a conflict: a newer view retries at once). Zero:
 	// 1 s.
@@ -122,6 +128,7 @@ type Owner struct {
 	retry time.Duration
 	log   logr.Logger
 	onChg func(OwnershipChange)
+	hash  func(string) uint64
 
 	state   atomic.Pointer[ownerState]
 	started atomic.Bool
@@ -165,8 +172,12 @@ func NewOwner(opts OwnerOptions) (*Owner, error) {
 		n:       opts.Shards,
 		retry:   opts.RetryInterval,
 		onChg:   opts.OnChange,
+		hash:    opts.Hash,
 		sliceCh: make(chan struct{}),
 		ready:   make(chan struct{}),
+	}
+	if o.hash == nil {
+		o.hash = HashKey
 	}
 	o.log = lograte.OrDefault(opts.Logger).WithValues("member", o.name)
 	o.state.Store(&ownerState{})
@@ -177,10 +188,13 @@ func NewOwner(opts OwnerOptions) (*Owner, error) {
 func (o *Owner) Name() string { return o.name }
 
 // Owns reports whether this member owns key now: whether it holds the shard
-// of [Hash](key) under a registration that is still valid. See [Owner] for
-// the guarantee. It is cheap (a hash, two atomic loads, a clock read) and
-// safe to call from handlers.
-func (o *Owner) Owns(key string) bool { return o.OwnsHash(Hash(key)) }
+// of [Owner.Hash](key) under a registration that is still valid. See [Owner]
+// for the guarantee. It is cheap (a hash, two atomic loads, a clock read)
+// and safe to call from handlers.
+func (o *Owner) Owns(key string) bool { return o.OwnsHash(o.hash(key)) }
+
+// Hash places key in the hash space with [OwnerOptions.Hash].
+func (o *Owner) Hash(key string) uint64 { return o.hash(key) }
 
 // OwnsHash is [Owner.Owns] for a hash already computed.
 func (o *Owner) OwnsHash(h uint64) bool {

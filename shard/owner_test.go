@@ -90,7 +90,7 @@ func checkSettled(t *testing.T, c *cluster, tb *table, rs ...*replica) {
 		for _, r := range rs {
 			if r.o.Owns(key) {
 				owners++
-				require.Equal(t, a.OwnerOf(shard.Hash(key)), r.o.Name())
+				require.Equal(t, a.OwnerOf(shard.HashKey(key)), r.o.Name())
 			}
 		}
 		require.Equal(t, 1, owners, key)
@@ -184,7 +184,7 @@ func TestOwnerOptions(t *testing.T) {
 func anyKeyIn(s shard.Set) string {
 	for i := 0; ; i++ {
 		k := fmt.Sprintf("k%d", i)
-		if s.ContainsKey(k) {
+		if s.Contains(shard.HashKey(k)) {
 			return k
 		}
 	}

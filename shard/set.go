@@ -52,9 +52,6 @@ func (s Set) Contains(h uint64) bool {
 	return s.Has(ShardOf(h, s.n))
 }
 
-// ContainsKey reports whether [Hash](key) falls into one of the shards of s.
-func (s Set) ContainsKey(key string) bool { return s.Contains(Hash(key)) }
-
 // Len returns the number of shards in s.
 func (s Set) Len() int {
 	n := 0

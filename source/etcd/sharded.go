@@ -11,12 +11,14 @@ import (
 )
 
 // SliceSource tells a [Sharded] source which shards to serve: the slice
-// assigned to this replica, and a channel closed when it changes.
-// [shard.Owner] implements it.
+// assigned to this replica, a channel closed when it changes, and how keys
+// are hashed. [shard.Owner] implements it.
 type SliceSource interface {
 	// Slice waits for the first slice (bounded by ctx), then returns the
 	// current one and a channel closed when it changes.
 	Slice(ctx context.Context) (shard.Slice, <-chan struct{}, error)
+	// Hash places a key in the hash space. It must be deterministic.
+	Hash(key string) uint64
 }
 
 var _ SliceSource = (*shard.Owner)(nil)
@@ -32,10 +34,13 @@ type ShardedOptions[T any] struct {
 }
 
 // Sharded is an [informer.Source] serving the slice of an etcd prefix
-// assigned to this replica: the objects whose [shard.Hash] of [Object.Key]
-// falls into the slice's shards. With [Options.StripPrefix] the hash is over
-// the stripped key: every replica must use the same setting, and a
-// controller's [shard.Owner.Owns] must be given the same key.
+// assigned to this replica: the objects whose hash of [Object.Key] falls
+// into the slice's shards. The hash is the Slices' Hash: for a default
+// [shard.Owner], [shard.HashKey] (FNV-1a 64 with a finalizer that spreads
+// keys differing only in their last characters). With
+// [Options.StripPrefix] the hash is over the stripped key: every replica
+// must use the same setting, and a controller must give
+// [shard.Owner.Owns] the same key.
 //
 // # The filter is client-side
 //
@@ -103,7 +108,7 @@ func NewSharded[T any](opts ShardedOptions[T]) (*Sharded[T], error) {
 func (s *Sharded[T]) InSlice(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cache.Shards.ContainsKey(key)
+	return s.cache.Shards.Contains(s.slices.Hash(key))
 }
 
 // Counts returns the number of objects this source received from etcd
@@ -152,7 +157,7 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 	s.received.Add(uint64(len(page.Items)))
 	kept := page.Items[:0]
 	for _, o := range page.Items {
-		if sl.Shards.ContainsKey(o.Key) {
+		if sl.Shards.Contains(s.slices.Hash(o.Key)) {
 			kept = append(kept, o)
 		}
 	}
@@ -236,7 +241,7 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			switch ev.Type {
 			case informer.EventAdded, informer.EventModified, informer.EventDeleted:
 				s.received.Add(1)
-				if !sl.Shards.ContainsKey(ev.Object.Key) {
+				if !sl.Shards.Contains(s.slices.Hash(ev.Object.Key)) {
 					continue
 				}
 				s.delivered.Add(1)

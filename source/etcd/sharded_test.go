@@ -97,7 +97,7 @@ func (o *ownership) check(t *testing.T) {
 		}
 	}
 	for _, sm := range o.samples {
-		s := shard.ShardOf(shard.Hash(sm.key), shard.DefaultShards)
+		s := shard.ShardOf(shard.HashKey(sm.key), shard.DefaultShards)
 		in := false
 		for _, iv := range all[s] {
 			if iv.replica == sm.replica && !sm.at.Before(iv.start) && !sm.at.After(iv.end) {
@@ -225,7 +225,7 @@ func settled(rs []*shardReplica, want map[string]int64) error {
 				return fmt.Errorf("%s cached by %s and %s", k, other, r.name)
 			}
 			seen[k] = r.name
-			if !mine.ContainsKey(k) {
+			if !mine.Contains(shard.HashKey(k)) {
 				return fmt.Errorf("%s caches %s outside its slice", r.name, k)
 			}
 			if rev, ok := want[k]; !ok || (rev != 0 && rev != o.ModRevision) {

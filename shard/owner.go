@@ -217,10 +217,12 @@ func (o *Owner) Assignment() Assignment {
 	return o.assign
 }
 
-// Slice waits until the first view has been read, then returns the shards
-// assigned to this member and a channel closed when that set changes. The
-// slice follows the assignment without waiting for the handoff: a sharded
-// source caches it, so that a new owner has the objects when it acquires.
+// Slice waits until this member's registration appears in a view (so a
+// replica joining a running group does not first cache everything), then
+// returns the shards assigned to this member and a channel closed when that
+// set changes. The slice follows the assignment without waiting for the
+// handoff: a sharded source caches it, so that a new owner has the objects
+// when it acquires them. Before Run, Slice waits (bounded by ctx).
 //
 // Possible errors: ctx.Err().
 func (o *Owner) Slice(ctx context.Context) (Slice, <-chan struct{}, error) {
@@ -235,7 +237,7 @@ func (o *Owner) Slice(ctx context.Context) (Slice, <-chan struct{}, error) {
 }
 
 // CurrentSlice returns the current slice without waiting; ok is false
-// before the first view.
+// before the first (see [Owner.Slice]).
 func (o *Owner) CurrentSlice() (s Slice, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -322,10 +324,21 @@ func (o *Owner) checkLapse() (until time.Time, held bool) {
 // reconcile brings what the member holds in line with view v and reports
 // whether a failed claim should be retried after RetryInterval.
 func (o *Owner) reconcile(ctx context.Context, v View) (retry bool) {
+	self := -1
+	for i, m := range v.Members {
+		if m.Name == o.name {
+			self = i
+		}
+	}
 	names := append(v.Names(), o.name)
 	a, _ := Assign(o.n, names) // o.n was validated
 	target := a.Set(o.name)
-	o.setTarget(a, target)
+	// The first slice waits for this member's own registration in the
+	// view, so that a replica joining a running group does not first
+	// cache everything.
+	if self >= 0 && v.Epoch != 0 || o.hasSlice() {
+		o.setTarget(a, target)
+	}
 
 	st := o.state.Load()
 	held := st.held
@@ -335,12 +348,6 @@ func (o *Owner) reconcile(ctx context.Context, v View) (retry bool) {
 		}
 		o.update(Set{}, v.Epoch, Set{}, held)
 		held = Set{}
-	}
-	self := -1
-	for i, m := range v.Members {
-		if m.Name == o.name {
-			self = i
-		}
 	}
 	if v.Epoch == 0 || self < 0 || !time.Now().Before(o.m.ValidUntil(v.Epoch)) {
 		return false // not registered (yet), or no longer: nothing may be held
@@ -406,6 +413,13 @@ func (o *Owner) update(held Set, epoch int64, acquired, released Set) {
 func (o *Owner) releaseAll() {
 	st := o.state.Load()
 	o.update(Set{}, st.epoch, Set{}, st.held)
+}
+
+// hasSlice reports whether a first slice was published.
+func (o *Owner) hasSlice() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.slice.Gen > 0
 }
 
 // setTarget publishes the slice to cache if it changed.

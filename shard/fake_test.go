@@ -132,11 +132,9 @@ func (m *member) Claim(_ context.Context, base shard.View, held shard.Set) error
 	if !ok || r.epoch != base.Epoch {
 		return shard.ErrNotRegistered
 	}
-	if !held.Minus(r.held).Empty() {
-		for _, o := range c.recs {
-			if o.mod > base.Revision {
-				return shard.ErrConflict
-			}
+	for _, o := range c.recs {
+		if o.mod > base.Revision {
+			return shard.ErrConflict
 		}
 	}
 	r.held = held
@@ -146,6 +144,20 @@ func (m *member) Claim(_ context.Context, base shard.View, held shard.Set) error
 			c.err = fmt.Errorf("%s and %s both hold %s", m.name, name, o.held.Intersect(held))
 		}
 	}
+	c.bumpLocked()
+	return nil
+}
+
+func (m *member) Release(_ context.Context, epoch int64, held shard.Set) error {
+	c := m.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.recs[m.name]
+	if !ok || r.epoch != epoch {
+		return shard.ErrNotRegistered
+	}
+	r.held = held
+	r.mod = c.rev + 1
 	c.bumpLocked()
 	return nil
 }

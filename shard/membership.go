@@ -47,9 +47,9 @@ func (v View) Names() []string {
 //
 // The safety of [Owner] rests on three properties a backend must have:
 //
-//  1. Claim is atomic against the view: a claim that adds shards is
-//     recorded only if no member's record changed after the view's
-//     Revision (a compare-and-swap over every member's record).
+//  1. Claim is atomic against the view: it is recorded only if no
+//     member's record changed after the view's Revision (a
+//     compare-and-swap over every member's record).
 //  2. A member's record disappears only when its registration ends: by
 //     its own leave, or by its lease expiring at the server.
 //  3. ValidUntil(epoch) is never later than the moment the server may
@@ -70,16 +70,22 @@ type Membership interface {
 	// one is available (or when Run has returned: then the view is final).
 	// ok is false before the first complete view.
 	Current() (v View, changed <-chan struct{}, ok bool)
-	// Claim records that this member holds exactly held (replacing what it
-	// held). A claim that adds shards to what base shows this member
-	// holding is recorded only if no member's record changed after
-	// base.Revision and the registration is still base.Epoch; one that only
-	// drops shards needs the registration alone.
+	// Claim records that this member holds exactly held (replacing what
+	// its record held), only if no member's record changed after
+	// base.Revision and the registration is still base.Epoch. The Owner
+	// claims to acquire shards.
 	//
 	// Possible errors: [ErrConflict], [ErrNotRegistered], the backend's
 	// (unreachable server; then nothing may be known about the outcome, and
 	// the next view tells).
 	Claim(ctx context.Context, base View, held Set) error
+	// Release records that this member holds exactly held, whatever
+	// changed since, as long as the registration is still epoch. The Owner
+	// releases only shards it already stopped owning, so the write needs no
+	// other condition.
+	//
+	// Possible errors: [ErrNotRegistered], the backend's.
+	Release(ctx context.Context, epoch int64, held Set) error
 	// ValidUntil returns the time (local clock) until which registration
 	// epoch is certainly alive at the server, the zero time if epoch is not
 	// the current registration. It must be cheap: [Owner.Owns] calls it.

@@ -356,6 +356,10 @@ func (o *Owner) reconcile(ctx context.Context, v View) (retry bool) {
 		held = held.Minus(lost)
 		o.update(held, v.Epoch, Set{}, lost)
 	}
+	// free: the target shards no other record holds, including any this
+	// member's own record holds but it does not act on (a claim whose
+	// outcome was unknown): those too are acquired by a claim against the
+	// view, never taken from the record as it is (it may be stale).
 	free := target.Minus(held)
 	for i, m := range v.Members {
 		if i == self {
@@ -370,17 +374,20 @@ func (o *Owner) reconcile(ctx context.Context, v View) (retry bool) {
 		}
 		free = free.Minus(m.Held)
 	}
-	want := held.Union(free)
-	if want.Equal(v.Members[self].Held) {
-		return false
-	}
-	err := o.m.Claim(ctx, v, want)
+	var err error
 	switch {
-	case err == nil:
-		if !free.Empty() {
+	case !free.Empty():
+		want := held.Union(free)
+		if err = o.m.Claim(ctx, v, want); err == nil {
 			o.log.V(1).Info("acquired shards", "shards", free.String(), "revision", v.Revision)
 			o.update(want, v.Epoch, free, Set{})
+			return false
 		}
+	case !held.Equal(v.Members[self].Held):
+		err = o.m.Release(ctx, v.Epoch, held)
+	}
+	switch {
+	case err == nil:
 		return false
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotRegistered), ctx.Err() != nil:
 		return false // a newer view comes

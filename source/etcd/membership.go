@@ -84,11 +84,11 @@ func (o MembershipOptions) withDefaults() (MembershipOptions, error) {
 //
 // How it meets the properties [shard.Membership] lists:
 //
-//  1. A claim that adds shards is a transaction whose condition is that
-//     every key under Prefix has a mod revision no later than the view's
-//     (clientv3.Compare over the prefix) and that this member's key is
-//     still attached to its lease; etcd's serializable transactions make
-//     two conflicting claims impossible.
+//  1. A claim is a transaction whose condition is that every key under
+//     Prefix has a mod revision no later than the view's (clientv3.Compare
+//     over the prefix) and that this member's key is still attached to its
+//     lease; etcd's serializable transactions make two conflicting claims
+//     impossible. A release needs only the lease condition.
 //  2. A key disappears only when its member revokes its lease (leaving)
 //     or etcd expires the lease: TTL after the last keepalive etcd
 //     received, measured by the leader (a new leader extends every lease,
@@ -206,42 +206,50 @@ func (m *Membership) publish() {
 	m.mu.Unlock()
 }
 
-// Claim records that this member holds exactly held. See
-// [shard.Membership.Claim].
+// Claim records that this member holds exactly held, in a transaction
+// conditional on every key under the prefix having a mod revision no later
+// than base.Revision and on this member's key being on lease base.Epoch.
+// See [shard.Membership.Claim].
 //
 // Possible errors: [shard.ErrConflict], [shard.ErrNotRegistered], the
 // client's (classified as by List).
 func (m *Membership) Claim(ctx context.Context, base shard.View, held shard.Set) error {
-	if base.Epoch == 0 {
+	return m.write(ctx, base.Epoch, held, clientv3.Compare(clientv3.ModRevision(m.opts.Prefix).WithPrefix(), "<", base.Revision+1))
+}
+
+// Release records that this member holds exactly held, in a transaction
+// conditional on this member's key being on lease epoch. See
+// [shard.Membership.Release].
+//
+// Possible errors: [shard.ErrNotRegistered], the client's.
+func (m *Membership) Release(ctx context.Context, epoch int64, held shard.Set) error {
+	return m.write(ctx, epoch, held)
+}
+
+// write puts this member's record if its key is on lease epoch and the
+// extra conditions hold.
+func (m *Membership) write(ctx context.Context, epoch int64, held shard.Set, extra ...clientv3.Cmp) error {
+	if epoch == 0 {
 		return shard.ErrNotRegistered
-	}
-	var prev shard.Set
-	for _, mb := range base.Members {
-		if mb.Name == m.opts.Name {
-			prev = mb.Held
-		}
 	}
 	val, err := json.Marshal(memberValue{Shards: held.Shards(), Held: held.String()})
 	if err != nil {
 		return err
 	}
-	conds := []clientv3.Cmp{clientv3.Compare(clientv3.LeaseValue(m.key), "=", base.Epoch)}
-	if !held.Minus(prev).Empty() {
-		conds = append(conds, clientv3.Compare(clientv3.ModRevision(m.opts.Prefix).WithPrefix(), "<", base.Revision+1))
-	}
+	conds := append([]clientv3.Cmp{clientv3.Compare(clientv3.LeaseValue(m.key), "=", epoch)}, extra...)
 	resp, err := m.opts.Client.Txn(ctx).If(conds...).
-		Then(clientv3.OpPut(m.key, string(val), clientv3.WithLease(clientv3.LeaseID(base.Epoch)))).
+		Then(clientv3.OpPut(m.key, string(val), clientv3.WithLease(clientv3.LeaseID(epoch)))).
 		Else(clientv3.OpGet(m.key)).Commit()
 	if err != nil {
-		return fmt.Errorf("etcd membership: claim: %w", classify(err))
+		return fmt.Errorf("etcd membership: record %s: %w", held, classify(err))
 	}
 	if resp.Succeeded {
 		return nil
 	}
-	if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 0 || kvs[0].Lease != base.Epoch {
-		return fmt.Errorf("etcd membership: claim: lease %x: %w", base.Epoch, shard.ErrNotRegistered)
+	if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 0 || kvs[0].Lease != epoch {
+		return fmt.Errorf("etcd membership: lease %x: %w", epoch, shard.ErrNotRegistered)
 	}
-	return fmt.Errorf("etcd membership: claim at revision %d: %w", base.Revision, shard.ErrConflict)
+	return fmt.Errorf("etcd membership: membership changed since the view: %w", shard.ErrConflict)
 }
 
 // Run registers, keeps the lease alive and watches the prefix until ctx is

@@ -29,7 +29,9 @@ type MembershipOptions struct {
 	Client *clientv3.Client
 	// Prefix is where the members register, one key each (Prefix+Name).
 	// Required; every replica of one sharded program uses the same prefix,
-	// and nothing else may write under it. It should end with "/".
+	// and nothing else may write under it or revoke the members' leases
+	// (the guarantee of [shard.Owner] assumes a member's key goes only when
+	// it leaves or its lease expires). It should end with "/".
 	Prefix string
 	// Name is this replica's name, unique among the live replicas (a pod
 	// name, a hostname). Required; it must not contain "/". A replica whose

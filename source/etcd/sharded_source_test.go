@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
@@ -197,4 +198,44 @@ func TestMembershipNameTaken(t *testing.T) {
 	require.True(t, second.Owns("x"))
 	cancel2()
 	wg.Wait()
+}
+
+// TestMembershipLeaseLost: when the lease goes (revoked behind the member's
+// back, as an expiry would), the owner stops owning at once, the member
+// registers again under a new lease and acquires its shards anew.
+func TestMembershipLeaseLost(t *testing.T) {
+	c := client(t)
+	prefix := newPrefix(t)
+	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: prefix, Name: "solo", TTL: shardTTL, Logger: quiet()})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var changes []shard.OwnershipChange
+	o, err := shard.NewOwner(shard.OwnerOptions{Membership: m, Shards: 8, Logger: quiet(), OnChange: func(ch shard.OwnershipChange) {
+		mu.Lock()
+		changes = append(changes, ch)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = o.Run(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	require.Eventually(t, func() bool { return o.Owns("x") }, 10*time.Second, 10*time.Millisecond)
+	v, _, _ := m.Current()
+	first := v.Epoch
+
+	_, err = c.Revoke(t.Context(), clientv3.LeaseID(first))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		v, _, _ := m.Current()
+		return v.Epoch != 0 && v.Epoch != first && o.Owns("x")
+	}, 10*time.Second, 10*time.Millisecond, "registered again and owning")
+	require.True(t, m.ValidUntil(first).Before(time.Now()), "the lost lease's validity has ended")
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(changes), 3, "acquired, released on loss, acquired again")
+	require.Equal(t, 8, changes[0].Acquired.Len())
+	require.Equal(t, 8, changes[1].Released.Len())
+	require.Equal(t, 8, changes[2].Acquired.Len())
 }

@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -64,6 +65,9 @@ type member struct {
 	mu      sync.Mutex
 	epoch   int64
 	until   time.Time // the registration's validity
+	// lostReplies: the next claims are recorded but answer an error, as
+	// a claim whose reply was lost.
+	lostReplies int
 	crashed bool      // Run's end does not remove the record
 }
 
@@ -124,7 +128,7 @@ func (m *member) Current() (shard.View, <-chan struct{}, bool) {
 	return v, c.changed, true
 }
 
-func (m *member) Claim(_ context.Context, base shard.View, held shard.Set) error {
+func (m *member) Claim(_ context.Context, base shard.View, held shard.Set) (err error) {
 	c := m.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,6 +143,14 @@ func (m *member) Claim(_ context.Context, base shard.View, held shard.Set) error
 	}
 	r.held = held
 	r.mod = c.rev + 1
+	defer func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.lostReplies > 0 {
+			m.lostReplies--
+			err = errors.New("reply lost")
+		}
+	}()
 	for name, o := range c.recs {
 		if name != m.name && !o.held.Intersect(held).Empty() && c.err == nil {
 			c.err = fmt.Errorf("%s and %s both hold %s", m.name, name, o.held.Intersect(held))

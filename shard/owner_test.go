@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -138,6 +139,37 @@ func TestOwnerHandoff(t *testing.T) {
 		owned := len(tb.owner)
 		tb.mu.Unlock()
 		require.Zero(t, owned, "a stopped owner owns nothing")
+	})
+}
+
+// TestOwnerClaimReplyLost: a claim recorded whose reply was lost leaves the
+// record holding shards the owner does not act on; the owner acquires them
+// later by a claim against a newer view, not from the record.
+func TestOwnerClaimReplyLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(32)
+		tb := &table{owner: map[int]string{}}
+		a := start(t, c, tb, "a")
+		synctest.Wait()
+		checkSettled(t, c, tb, a)
+		m := c.member("b")
+		m.lostReplies = 1
+		o, err := shard.NewOwner(shard.OwnerOptions{Membership: m, Shards: c.n, OnChange: tb.onChange("b"), Logger: discard()})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		b := &replica{m: m, o: o, cancel: cancel, done: make(chan error, 1)}
+		go func() { b.done <- o.Run(ctx) }()
+		// b's first claim is recorded and its reply lost; the view that
+		// shows it brings a new claim against that view, which succeeds.
+		synctest.Wait()
+		m.mu.Lock()
+		require.Zero(t, m.lostReplies, "the lost reply happened")
+		m.mu.Unlock()
+		time.Sleep(time.Second) // any retry
+		synctest.Wait()
+		checkSettled(t, c, tb, a, b)
+		a.stop(t)
+		b.stop(t)
 	})
 }
 

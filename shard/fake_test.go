@@ -62,13 +62,13 @@ type member struct {
 	c    *cluster
 	name string
 
-	mu      sync.Mutex
-	epoch   int64
-	until   time.Time // the registration's validity
+	mu    sync.Mutex
+	epoch int64
+	until time.Time // the registration's validity
 	// lostReplies: the next claims are recorded but answer an error, as
 	// a claim whose reply was lost.
 	lostReplies int
-	crashed bool      // Run's end does not remove the record
+	crashed     bool // Run's end does not remove the record
 }
 
 func (c *cluster) member(name string) *member { return &member{c: c, name: name} }

@@ -1,0 +1,257 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/shard"
+)
+
+// SliceSource tells a [Sharded] source which shards to serve: the slice
+// assigned to this replica, a channel closed when it changes, and how keys
+// are hashed. [shard.Owner] implements it.
+type SliceSource interface {
+	// Slice waits for the first slice (bounded by ctx), then returns the
+	// current one and a channel closed when it changes.
+	Slice(ctx context.Context) (shard.Slice, <-chan struct{}, error)
+	// Hash places a key in the hash space. It must be deterministic.
+	Hash(key string) uint64
+}
+
+var _ SliceSource = (*shard.Owner)(nil)
+
+// ShardedOptions configures a [Sharded] source. Source and Slices are
+// required.
+type ShardedOptions[T any] struct {
+	// Source is the unsharded source of the whole prefix. Required.
+	Source *Source[T]
+	// Slices gives the slice to serve: normally the replica's
+	// [shard.Owner]. Required.
+	Slices SliceSource
+}
+
+// Sharded is an [informer.Source] serving the slice of an etcd prefix
+// assigned to this replica: the objects whose hash of [Object.Key] falls
+// into the slice's shards. The hash is the Slices' Hash: for a default
+// [shard.Owner], [shard.HashKey] (FNV-1a 64 with a finalizer that spreads
+// keys differing only in their last characters). With
+// [Options.StripPrefix] the hash is over the stripped key: every replica
+// must use the same setting, and a controller must give
+// [shard.Owner.Owns] the same key.
+//
+// # The filter is client-side
+//
+// etcd has no server-side hash filter: each replica lists and watches the
+// whole prefix and drops what is not in its slice before the informer sees
+// it. Memory (the cache, the queue) and handler load scale with 1/N of the
+// replicas; network traffic, etcd's work and decoding do not (every value is
+// still received and decoded by every replica). The Kubernetes apiserver,
+// with ShardedListAndWatch, filters on the server instead.
+//
+// # Slice changes
+//
+// When the slice changes (a member joined or left), the open watch ends with
+// an Error event wrapping [informer.ErrExpired], so the informer's reflector
+// relists (after its backoff delay) through this source with the new slice.
+// The relist is applied to the cache as one batch under one lock, so
+// readers see the old slice or the new one, never a mix: keys that left
+// arrive as deletions with FinalStateUnknown set, keys that arrived as adds.
+// A watch opened after the slice changed since the last list fails with
+// ErrExpired for the same reason, as does a page of a list whose first page
+// was read with another slice.
+//
+// To tell "moved away" from "deleted" in a handler: a deletion with
+// FinalStateUnknown false was observed (the key was deleted in etcd); one
+// with FinalStateUnknown true was inferred by a relist, and the key moved
+// away if [Sharded.InSlice] is false for it now (it may also have been
+// deleted meanwhile: either way another replica owns it from now on). If
+// the slice changes twice in quick succession a key that left and came
+// back shows up as a deletion followed by an add.
+//
+// A Sharded source serves one informer: it remembers the slice of the last
+// list, which the next watches must match. Use one per informer, each with
+// the same Slices.
+type Sharded[T any] struct {
+	src    *Source[T]
+	slices SliceSource
+
+	received  atomic.Uint64
+	delivered atomic.Uint64
+
+	// mu guards cache.
+	mu sync.Mutex
+	// cache is the slice of the last list (or streaming list) the
+	// consumer applied, with which its watches must agree.
+	cache shard.Slice
+}
+
+var (
+	_ informer.Source[*Object[int]] = (*Sharded[int])(nil)
+	_ informer.VersionComparer      = (*Sharded[int])(nil)
+)
+
+// NewSharded validates opts and returns a sharded source.
+//
+// Possible errors: [informer.ErrInvalidOptions].
+func NewSharded[T any](opts ShardedOptions[T]) (*Sharded[T], error) {
+	if opts.Source == nil || opts.Slices == nil {
+		return nil, fmt.Errorf("etcd sharded source: Source and Slices are required: %w", informer.ErrInvalidOptions)
+	}
+	return &Sharded[T]{src: opts.Source, slices: opts.Slices}, nil
+}
+
+// InSlice reports whether key belongs to the slice this source serves now
+// (the slice of its last list). See [Sharded] for its use in handlers.
+func (s *Sharded[T]) InSlice(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cache.Shards.Contains(s.slices.Hash(key))
+}
+
+// Counts returns the number of objects this source received from etcd
+// (listed or watched, bookmarks excluded) and how many of them it passed on:
+// with N replicas, about 1/N.
+func (s *Sharded[T]) Counts() (received, delivered uint64) {
+	return s.received.Load(), s.delivered.Load()
+}
+
+// CompareVersions orders versions as [Source.CompareVersions] does.
+//
+// Possible errors: [informer.ErrInvalidVersion].
+func (s *Sharded[T]) CompareVersions(a, b string) (int, error) { return s.src.CompareVersions(a, b) }
+
+// RequestProgress asks the watches of the underlying source for progress
+// bookmarks; see [Source.RequestProgress].
+//
+// Possible errors: those of [Source.RequestProgress].
+func (s *Sharded[T]) RequestProgress(ctx context.Context) error { return s.src.RequestProgress(ctx) }
+
+// List returns one page of the slice: the underlying source's page with the
+// objects of other slices removed (a page may hold fewer objects than asked
+// for, even none, and still have a continue token). It waits for the first
+// slice.
+//
+// Possible errors: those of [Source.List]; [informer.ErrExpired] for a
+// continued list whose slice changed since its first page; ctx.Err().
+func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[*Object[T]], error) {
+	sl, _, err := s.slices.Slice(ctx)
+	if err != nil {
+		return informer.ListPage[*Object[T]]{}, err
+	}
+	s.mu.Lock()
+	switch {
+	case opts.Continue == "":
+		s.cache = sl
+	case s.cache.Gen != sl.Gen:
+		s.mu.Unlock()
+		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd sharded source: slice changed during the list: %w", informer.ErrExpired)
+	}
+	s.mu.Unlock()
+	page, err := s.src.List(ctx, opts)
+	if err != nil {
+		return page, err
+	}
+	s.received.Add(uint64(len(page.Items)))
+	kept := page.Items[:0]
+	for _, o := range page.Items {
+		if sl.Shards.Contains(s.slices.Hash(o.Key)) {
+			kept = append(kept, o)
+		}
+	}
+	clear(page.Items[len(kept):])
+	page.Items = kept
+	s.delivered.Add(uint64(len(kept)))
+	return page, nil
+}
+
+// Watch opens a watch of the slice. A streaming list
+// (SendInitialEvents) takes the current slice; a plain watch must find the
+// slice of the last list. The watch ends with an Error event wrapping
+// [informer.ErrExpired] when the slice changes.
+//
+// Possible errors: those of [Source.Watch]; [informer.ErrExpired] when the
+// slice changed since the last list; ctx.Err().
+func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
+	sl, changed, err := s.slices.Slice(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	switch {
+	case opts.SendInitialEvents:
+		s.cache = sl
+	case s.cache.Gen != sl.Gen:
+		s.mu.Unlock()
+		return nil, fmt.Errorf("etcd sharded source: slice changed since the list: %w", informer.ErrExpired)
+	}
+	s.mu.Unlock()
+	inner, err := s.src.Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &shardedWatch[T]{out: make(chan informer.Event[*Object[T]]), stop: make(chan struct{})}
+	go w.run(ctx, s, inner, sl, changed)
+	return w, nil
+}
+
+// shardedWatch filters an underlying watch.
+type shardedWatch[T any] struct {
+	out  chan informer.Event[*Object[T]]
+	stop chan struct{}
+	once sync.Once
+}
+
+func (w *shardedWatch[T]) Events() <-chan informer.Event[*Object[T]] { return w.out }
+
+func (w *shardedWatch[T]) Stop() { w.once.Do(func() { close(w.stop) }) }
+
+// run forwards the events of the slice until the underlying watch ends,
+// Stop, ctx is done, or a slice change (then an ErrExpired Error event). It stops the
+// underlying watch and closes out when it returns.
+func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], sl shard.Slice, changed <-chan struct{}) {
+	defer close(w.out)
+	defer inner.Stop()
+	send := func(ev informer.Event[*Object[T]]) bool {
+		select {
+		case w.out <- ev:
+			return true
+		case <-w.stop:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-changed:
+			send(informer.Event[*Object[T]]{Type: informer.EventError,
+				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w", sl.Gen, informer.ErrExpired)})
+			return
+		case ev, ok := <-inner.Events():
+			if !ok {
+				return
+			}
+			switch ev.Type {
+			case informer.EventAdded, informer.EventModified, informer.EventDeleted:
+				s.received.Add(1)
+				if !sl.Shards.Contains(s.slices.Hash(ev.Object.Key)) {
+					continue
+				}
+				s.delivered.Add(1)
+			}
+			if !send(ev) {
+				return
+			}
+			if ev.Type == informer.EventError {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package etcd_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/etcd"
+)
+
+// fixedSlices is a SliceSource the test sets by hand.
+type fixedSlices struct {
+	mu      sync.Mutex
+	cur     shard.Slice
+	changed chan struct{}
+}
+
+func newFixedSlices(t *testing.T, shards ...int) *fixedSlices {
+	f := &fixedSlices{changed: make(chan struct{})}
+	f.set(t, shards...)
+	return f
+}
+
+func (f *fixedSlices) set(t *testing.T, shards ...int) {
+	s, err := shard.NewSet(4, shards...)
+	require.NoError(t, err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cur = shard.Slice{Shards: s, Gen: f.cur.Gen + 1}
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *fixedSlices) Hash(key string) uint64 { return shard.HashKey(key) }
+
+func (f *fixedSlices) Slice(context.Context) (shard.Slice, <-chan struct{}, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur, f.changed, nil
+}
+
+func TestShardedSourceSliceChanges(t *testing.T) {
+	c := client(t)
+	prefix := newPrefix(t)
+	w := writer{c: c, prefix: prefix}
+	for i := range 200 {
+		_, err := w.put(t.Context(), obj{Name: fmt.Sprintf("k%03d", i)})
+		require.NoError(t, err)
+	}
+	base := newSource(t, etcd.Options[obj]{Client: c, Prefix: prefix, StripPrefix: true, Logger: quiet()})
+	slices := newFixedSlices(t, 0, 1) // half of the space
+	src, err := etcd.NewSharded(etcd.ShardedOptions[obj]{Source: base, Slices: slices})
+	require.NoError(t, err)
+	_, err = etcd.NewSharded(etcd.ShardedOptions[obj]{Source: base})
+	require.ErrorIs(t, err, informer.ErrInvalidOptions)
+
+	// A paged list returns only the slice.
+	var got []string
+	opts := informer.ListOptions{Limit: 30}
+	var version string
+	for {
+		page, err := src.List(t.Context(), opts)
+		require.NoError(t, err)
+		for _, o := range page.Items {
+			require.True(t, src.InSlice(o.Key), o.Key)
+			got = append(got, o.Key)
+		}
+		version = page.Version
+		if page.Continue == "" {
+			break
+		}
+		opts.Continue = page.Continue
+	}
+	want := 0
+	for i := range 200 {
+		if k := fmt.Sprintf("k%03d", i); shard.HashKey(k) < 1<<63 {
+			want++
+		}
+	}
+	require.Len(t, got, want)
+	received, delivered := src.Counts()
+	require.Equal(t, uint64(200), received)
+	require.Equal(t, uint64(want), delivered)
+
+	// A watch delivers only the slice, then ends with ErrExpired when the
+	// slice changes.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	wt, err := src.Watch(ctx, informer.WatchOptions{Version: version})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := w.put(ctx, obj{Name: fmt.Sprintf("k%03d", i), Gen: 1})
+		require.NoError(t, err)
+	}
+	inSlice := 0
+	for i := range 20 {
+		if shard.HashKey(fmt.Sprintf("k%03d", i)) < 1<<63 {
+			inSlice++
+		}
+	}
+	for range inSlice {
+		ev := <-wt.Events()
+		require.Equal(t, informer.EventModified, ev.Type)
+		require.Less(t, shard.HashKey(ev.Object.Key), uint64(1<<63))
+	}
+	slices.set(t, 2, 3)
+	for ev := range wt.Events() {
+		if ev.Type == informer.EventError {
+			require.ErrorIs(t, ev.Err, informer.ErrExpired)
+			break
+		}
+	}
+	_, ok := <-wt.Events()
+	require.False(t, ok, "the watch ends after its Error event")
+	wt.Stop()
+
+	// A plain watch after a slice change, with no list in between, is refused.
+	_, err = src.Watch(ctx, informer.WatchOptions{Version: version})
+	require.ErrorIs(t, err, informer.ErrExpired)
+
+	// A list continued across a slice change is refused.
+	page, err := src.List(ctx, informer.ListOptions{Limit: 30})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Continue)
+	slices.set(t, 0)
+	_, err = src.List(ctx, informer.ListOptions{Continue: page.Continue})
+	require.ErrorIs(t, err, informer.ErrExpired)
+
+	// A streaming list takes the current slice.
+	wt, err = src.Watch(ctx, informer.WatchOptions{SendInitialEvents: true})
+	require.NoError(t, err)
+	n := 0
+	for ev := range wt.Events() {
+		if ev.Type == informer.EventBookmark && ev.InitialEventsEnd {
+			break
+		}
+		require.Equal(t, informer.EventAdded, ev.Type)
+		require.Less(t, shard.HashKey(ev.Object.Key), uint64(1<<62))
+		n++
+	}
+	require.Positive(t, n)
+	wt.Stop()
+	for range wt.Events() {
+	}
+}
+
+func TestMembershipOptions(t *testing.T) {
+	c := client(t)
+	for _, o := range []etcd.MembershipOptions{
+		{Prefix: "/p/", Name: "a"},
+		{Client: c, Name: "a"},
+		{Client: c, Prefix: "/p/"},
+		{Client: c, Prefix: "/p/", Name: "a/b"},
+		{Client: c, Prefix: "/p/", Name: "a", TTL: -1},
+		{Client: c, Prefix: "/p/", Name: "a", MaxClockDrift: 0.5},
+	} {
+		_, err := etcd.NewMembership(o)
+		require.ErrorIs(t, err, informer.ErrInvalidOptions, "%+v", o)
+	}
+}
+
+// TestMembershipNameTaken: a second registration of a live name waits for
+// the first to end; the first owns nothing after it left.
+func TestMembershipNameTaken(t *testing.T) {
+	c := client(t)
+	prefix := newPrefix(t)
+	newOwner := func() (*shard.Owner, *etcd.Membership) {
+		m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: prefix, Name: "same", TTL: shardTTL, Logger: quiet()})
+		require.NoError(t, err)
+		o, err := shard.NewOwner(shard.OwnerOptions{Membership: m, Shards: 4, Logger: quiet()})
+		require.NoError(t, err)
+		return o, m
+	}
+	first, m1 := newOwner()
+	second, _ := newOwner()
+	ctx1, cancel1 := context.WithCancel(t.Context())
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = first.Run(ctx1) })
+	require.Eventually(t, func() bool { return first.Held().Len() == 4 }, 10*time.Second, 10*time.Millisecond)
+	wg.Go(func() { _ = second.Run(ctx2) })
+	v, _, ok := m1.Current()
+	require.True(t, ok)
+	require.NotZero(t, v.Epoch)
+	require.True(t, m1.ValidUntil(v.Epoch).After(time.Now()))
+	require.True(t, m1.ValidUntil(v.Epoch+1).IsZero())
+	require.Never(t, func() bool { return !second.Held().Empty() }, 300*time.Millisecond, 10*time.Millisecond, "the name is taken")
+	cancel1()
+	require.Eventually(t, func() bool { return second.Held().Len() == 4 }, 10*time.Second, 10*time.Millisecond)
+	require.False(t, first.Owns("x"))
+	require.True(t, second.Owns("x"))
+	cancel2()
+	wg.Wait()
+}
+
+// TestMembershipLeaseLost: when the lease goes (revoked behind the member's
+// back, as an expiry would), the owner stops owning at once, the member
+// registers again under a new lease and acquires its shards anew.
+func TestMembershipLeaseLost(t *testing.T) {
+	c := client(t)
+	prefix := newPrefix(t)
+	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: prefix, Name: "solo", TTL: shardTTL, Logger: quiet()})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var changes []shard.OwnershipChange
+	o, err := shard.NewOwner(shard.OwnerOptions{Membership: m, Shards: 8, Logger: quiet(), OnChange: func(ch shard.OwnershipChange) {
+		mu.Lock()
+		changes = append(changes, ch)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = o.Run(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	require.Eventually(t, func() bool { return o.Owns("x") }, 10*time.Second, 10*time.Millisecond)
+	v, _, _ := m.Current()
+	first := v.Epoch
+
+	_, err = c.Revoke(t.Context(), clientv3.LeaseID(first))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		v, _, _ := m.Current()
+		return v.Epoch != 0 && v.Epoch != first && o.Owns("x")
+	}, 10*time.Second, 10*time.Millisecond, "registered again and owning")
+	require.True(t, m.ValidUntil(first).Before(time.Now()), "the lost lease's validity has ended")
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(changes), 3, "acquired, released on loss, acquired again")
+	require.Equal(t, 8, changes[0].Acquired.Len())
+	require.Equal(t, 8, changes[1].Released.Len())
+	require.Equal(t, 8, changes[2].Acquired.Len())
+}

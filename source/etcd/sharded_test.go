@@ -1,0 +1,427 @@
+package etcd_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/etcd"
+)
+
+// ownership records, on one clock, when each replica owned each shard (from
+// the owners' OnChange reports) and when a handler saw Owns(key) true.
+type ownership struct {
+	mu        sync.Mutex
+	open      map[string]map[int]time.Time // replica → shard → start
+	intervals map[int][]interval           // shard → closed intervals
+	samples   []sample
+}
+
+type interval struct {
+	replica    string
+	start, end time.Time
+}
+
+type sample struct {
+	replica string
+	key     string
+	at      time.Time
+}
+
+func newOwnership() *ownership {
+	return &ownership{open: map[string]map[int]time.Time{}, intervals: map[int][]interval{}}
+}
+
+func (o *ownership) onChange(replica string) func(shard.OwnershipChange) {
+	return func(c shard.OwnershipChange) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.open[replica] == nil {
+			o.open[replica] = map[int]time.Time{}
+		}
+		for s := range c.Released.All() {
+			if start, ok := o.open[replica][s]; ok {
+				o.intervals[s] = append(o.intervals[s], interval{replica, start, c.At})
+				delete(o.open[replica], s)
+			}
+		}
+		for s := range c.Acquired.All() {
+			o.open[replica][s] = c.At
+		}
+	}
+}
+
+func (o *ownership) sample(replica, key string, at time.Time) {
+	o.mu.Lock()
+	o.samples = append(o.samples, sample{replica, key, at})
+	o.mu.Unlock()
+}
+
+// check: the intervals of different replicas on one shard never overlap,
+// and every handler sample lies in its own replica's interval.
+func (o *ownership) check(t *testing.T) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	all := map[int][]interval{}
+	for s, ivs := range o.intervals {
+		all[s] = slices.Clone(ivs)
+	}
+	now := time.Now()
+	for r, open := range o.open {
+		for s, start := range open {
+			all[s] = append(all[s], interval{r, start, now})
+		}
+	}
+	handoffs := 0
+	for s, ivs := range all {
+		slices.SortFunc(ivs, func(a, b interval) int { return a.start.Compare(b.start) })
+		for i := 1; i < len(ivs); i++ {
+			require.False(t, ivs[i].start.Before(ivs[i-1].end),
+				"shard %d owned by %s until %v and by %s from %v", s, ivs[i-1].replica, ivs[i-1].end.Format(time.StampMicro), ivs[i].replica, ivs[i].start.Format(time.StampMicro))
+			if ivs[i].replica != ivs[i-1].replica {
+				handoffs++
+			}
+		}
+	}
+	for _, sm := range o.samples {
+		s := shard.ShardOf(shard.HashKey(sm.key), shard.DefaultShards)
+		in := false
+		for _, iv := range all[s] {
+			if iv.replica == sm.replica && !sm.at.Before(iv.start) && !sm.at.After(iv.end) {
+				in = true
+			}
+		}
+		require.True(t, in, "%s saw Owns(%s) true at %v outside its ownership of shard %d", sm.replica, sm.key, sm.at.Format(time.StampMicro), s)
+	}
+	t.Logf("ownership: %d handoffs between replicas, %d handler samples, no overlap", handoffs, len(o.samples))
+}
+
+type shardReplica struct {
+	name     string
+	client   *clientv3.Client
+	owner    *shard.Owner
+	src      *etcd.Sharded[obj]
+	inf      *informer.SharedInformer[string, *etcd.Object[obj]]
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+// shardTTL is the replicas' lease TTL: etcd's minimum here is 1 s (1.5
+// election timeouts of 50 ms, rounded up), but keepalives every TTL/3 miss
+// a 1 s lease on a loaded machine under -race.
+const shardTTL = 2 * time.Second
+
+func quiet() logr.Logger { return logr.FromSlogHandler(slog.DiscardHandler) }
+
+// startShardReplica runs a membership, an owner and a sharded informer with
+// a client of its own.
+func startShardReplica(t *testing.T, name, members, data string, rec *ownership) *shardReplica {
+	t.Helper()
+	c, err := srv.Client()
+	require.NoError(t, err)
+	r := &shardReplica{name: name, client: c}
+	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: shardTTL, Logger: quiet()})
+	require.NoError(t, err)
+	r.owner, err = shard.NewOwner(shard.OwnerOptions{Membership: m, OnChange: rec.onChange(name), RetryInterval: 100 * time.Millisecond, Logger: quiet()})
+	require.NoError(t, err)
+	base, err := etcd.New(etcd.Options[obj]{Client: c, Prefix: data, StripPrefix: true, Logger: quiet()})
+	require.NoError(t, err)
+	r.src, err = etcd.NewSharded(etcd.ShardedOptions[obj]{Source: base, Slices: r.owner})
+	require.NoError(t, err)
+	r.inf, err = informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{
+		Name: name, Source: r.src, KeyFunc: etcd.KeyFunc[obj], Logger: quiet(),
+		ListWatch: informer.ListWatchOptions{Backoff: informer.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}},
+	})
+	require.NoError(t, err)
+	see := func(key string) {
+		if at := time.Now(); r.owner.Owns(key) {
+			rec.sample(name, key, at)
+		}
+	}
+	_, err = r.inf.AddHandler(informer.HandlerFuncs[string, *etcd.Object[obj]]{
+		AddFunc:    func(o *etcd.Object[obj], _ bool) { see(o.Key) },
+		UpdateFunc: func(_, o *etcd.Object[obj]) { see(o.Key) },
+		DeleteFunc: func(d informer.Deletion[string, *etcd.Object[obj]]) { see(d.Key) },
+	}, informer.HandlerOptions{Name: "owns"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.wg.Go(func() { _ = r.owner.Run(ctx) })
+	r.wg.Go(func() { _ = r.inf.Run(ctx) })
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop leaves gracefully (the owner releases, the lease is revoked).
+func (r *shardReplica) stop() { r.stopOnce.Do(r.stopNow) }
+
+func (r *shardReplica) stopNow() {
+	r.cancel()
+	r.wg.Wait()
+	_ = r.client.Close()
+}
+
+// kill cuts the replica off: its client closes (no keepalive, no revoke),
+// the process keeps running, so its owner must stop owning by itself when
+// the lease's validity ends. It returns a function that samples the
+// replica's Owns on keys every few milliseconds until called.
+func (r *shardReplica) kill(rec *ownership, keys []string) (stopSampling func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, k := range keys {
+				if at := time.Now(); r.owner.Owns(k) {
+					rec.sample(r.name, k, at)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	_ = r.client.Close()
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// settled reports whether the replicas hold and cache exactly the
+// assignment of their names, and the caches hold every key of want once
+// (at its mod revision, unless that is 0).
+func settled(rs []*shardReplica, want map[string]int64) error {
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.name)
+	}
+	a, _ := shard.Assign(0, names)
+	seen := map[string]string{}
+	for _, r := range rs {
+		mine := a.Set(r.name)
+		if !r.owner.Held().Equal(mine) {
+			return fmt.Errorf("%s holds %d shards, assigned %d", r.name, r.owner.Held().Len(), mine.Len())
+		}
+		for k, o := range r.inf.Lister().All() {
+			if other, dup := seen[k]; dup {
+				return fmt.Errorf("%s cached by %s and %s", k, other, r.name)
+			}
+			seen[k] = r.name
+			if !mine.Contains(shard.HashKey(k)) {
+				return fmt.Errorf("%s caches %s outside its slice", r.name, k)
+			}
+			if rev, ok := want[k]; !ok || (rev != 0 && rev != o.ModRevision) {
+				return fmt.Errorf("%s caches %s at %d, etcd has %d", r.name, k, o.ModRevision, rev)
+			}
+		}
+	}
+	if len(seen) != len(want) {
+		return fmt.Errorf("caches hold %d keys, etcd %d", len(seen), len(want))
+	}
+	return nil
+}
+
+// etcdState reads the data prefix: key (stripped) → mod revision.
+func etcdState(t *testing.T, c *clientv3.Client, prefix string) map[string]int64 {
+	t.Helper()
+	resp, err := c.Get(t.Context(), prefix, clientv3.WithPrefix())
+	require.NoError(t, err)
+	out := make(map[string]int64, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		out[string(kv.Key)[len(prefix):]] = kv.ModRevision
+	}
+	return out
+}
+
+// waitSettled waits (up to limit) until the replicas have settled on the
+// current content of etcd, and returns how long it took.
+func waitSettled(t *testing.T, c *clientv3.Client, prefix string, limit time.Duration, rs ...*shardReplica) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+	for time.Since(start) < limit {
+		if err = settled(rs, etcdState(t, c, prefix)); err == nil {
+			return time.Since(start)
+		}
+		<-tick.C
+	}
+	t.Fatalf("not settled after %v: %v", limit, err)
+	return 0
+}
+
+func TestShardedEtcd(t *testing.T) {
+	c := client(t)
+	base := newPrefix(t)
+	members, data := base+"members/", base+"data/"
+	w := writer{c: c, prefix: data}
+	const keys = 3000
+	for i := 0; i < keys; i += 100 {
+		var ops []clientv3.Op
+		for j := i; j < i+100; j++ {
+			b, _ := json.Marshal(obj{Name: fmt.Sprintf("k%04d", j)})
+			ops = append(ops, clientv3.OpPut(w.key(fmt.Sprintf("k%04d", j)), string(b)))
+		}
+		_, err := c.Txn(t.Context()).Then(ops...).Commit()
+		require.NoError(t, err)
+	}
+
+	// A writer keeps updating keys through every phase.
+	wctx, stopWriter := context.WithCancel(t.Context())
+	var writerDone sync.WaitGroup
+	writerDone.Go(func() {
+		rng := rand.New(rand.NewPCG(1, 5))
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for gen := 1; ; gen++ {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			_, _ = w.put(wctx, obj{Name: fmt.Sprintf("k%04d", rng.IntN(keys)), Gen: gen})
+		}
+	})
+	quiesce := func() {
+		stopWriter()
+		writerDone.Wait()
+	}
+	defer quiesce()
+
+	rec := newOwnership()
+	rs := []*shardReplica{
+		startShardReplica(t, "replica-0", members, data, rec),
+		startShardReplica(t, "replica-1", members, data, rec),
+		startShardReplica(t, "replica-2", members, data, rec),
+	}
+	// Settling needs the writer paused only for the final comparison; the
+	// phases below check the shard movement with the writer running and
+	// compare caches with etcd once it stopped.
+	waitOwners := func(limit time.Duration, rs ...*shardReplica) time.Duration {
+		t.Helper()
+		start := time.Now()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var names []string
+			for _, r := range rs {
+				names = append(names, r.name)
+			}
+			a, _ := shard.Assign(0, names)
+			ok := true
+			for _, r := range rs {
+				sl, _ := r.owner.CurrentSlice()
+				ok = ok && r.owner.Held().Equal(a.Set(r.name)) && sl.Shards.Equal(a.Set(r.name))
+			}
+			if ok {
+				return time.Since(start)
+			}
+			require.Less(t, time.Since(start), limit, "owners not settled")
+			<-tick.C
+		}
+	}
+	allKeys := map[string]int64{}
+	for i := range keys {
+		allKeys[fmt.Sprintf("k%04d", i)] = 0
+	}
+	waitKeys := func(rs ...*shardReplica) time.Duration {
+		t.Helper()
+		start := time.Now()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			err := settled(rs, allKeys)
+			if err == nil {
+				return time.Since(start)
+			}
+			require.Less(t, time.Since(start), 10*time.Second, "caches not settled: %v", err)
+			<-tick.C
+		}
+	}
+	d := waitOwners(10*time.Second, rs...)
+	t.Logf("3 replicas: owners settled in %v", d.Round(time.Millisecond))
+	d = waitKeys(rs...)
+	t.Logf("3 replicas: every key cached exactly once %v later", d.Round(time.Millisecond))
+	before, _ := shard.Assign(0, []string{"replica-0", "replica-1", "replica-2"})
+	for _, r := range rs {
+		t.Logf("  %s: %d shards, %d ranges", r.name, r.owner.Held().Len(), len(r.owner.Held().Ranges()))
+	}
+
+	// A join moves only the newcomer's shards, about 1/4.
+	rs = append(rs, startShardReplica(t, "replica-3", members, data, rec))
+	d = waitOwners(10*time.Second, rs...)
+	after := rs[0].owner.Assignment()
+	moved := 0
+	for s := range shard.DefaultShards {
+		if before.Owner(s) != after.Owner(s) {
+			require.Equal(t, "replica-3", after.Owner(s))
+			moved++
+		}
+	}
+	t.Logf("join: %d of 256 shards moved (1/N = 64), owners settled in %v", moved, d.Round(time.Millisecond))
+	d = waitKeys(rs...)
+	t.Logf("join: every key cached exactly once %v later", d.Round(time.Millisecond))
+	require.InDelta(t, 64, moved, 5*8)
+
+	// A crash: the lease is not revoked; its shards are owned elsewhere
+	// after the lease expires.
+	killed := rs[1]
+	var sampled []string
+	for i := 0; len(sampled) < 50; i++ {
+		if k := fmt.Sprintf("k%04d", i); killed.owner.Owns(k) {
+			sampled = append(sampled, k)
+		}
+	}
+	killedAt := time.Now()
+	stopSampling := killed.kill(rec, sampled)
+	defer stopSampling()
+	rs = slices.Delete(rs, 1, 2)
+	d = waitOwners(10*time.Second, rs...)
+	owned := time.Since(killedAt)
+	t.Logf("crash: shards owned elsewhere %v after the kill (TTL %v)", owned.Round(time.Millisecond), shardTTL)
+	require.Less(t, owned, shardTTL+2*time.Second, "within TTL plus a margin for etcd's expiry check (every 500 ms) and a claim")
+
+	// Caches: stop the writer, then every key is cached once, at etcd's
+	// revision, by the replica that owns it.
+	quiesce()
+	waitSettled(t, c, data, 10*time.Second, rs...)
+	t.Logf("crash: caches cover every key once %v after the kill (writer stopped at %v)", time.Since(killedAt).Round(time.Millisecond), owned.Round(time.Millisecond))
+	var received, delivered uint64
+	for _, r := range rs {
+		rc, dl := r.src.Counts()
+		received += rc
+		delivered += dl
+	}
+	t.Logf("client-side filter: %d objects received, %d passed on (%.0f%%)", received, delivered, 100*float64(delivered)/float64(received))
+
+	require.True(t, killed.owner.Held().Empty(), "a replica cut off from etcd holds nothing once its lease's validity ended")
+	stopSampling()
+	for _, r := range append(rs, killed) {
+		r.stop()
+	}
+	rec.check(t)
+	// The members' keys are gone once every replica left or expired.
+	require.Eventually(t, func() bool {
+		resp, err := c.Get(t.Context(), members, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		return err == nil && resp.Count == 0
+	}, 5*time.Second, 20*time.Millisecond)
+}

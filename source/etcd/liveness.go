@@ -61,3 +61,55 @@ func (l *liveness) stop() {
 		l.deadT.Stop()
 	}
 }
+
+// progressRetry resends an on-demand progress request until etcd answers
+// it. etcd drops a progress request, silently, while a watch of the stream
+// is unsynced: replaying history, held back behind a slow consumer, or just
+// created (a watch starts at a revision the member has reached, see watch,
+// and stays unsynced until etcd's next sync, every 100 ms). Used by one
+// goroutine; not safe for concurrent use.
+type progressRetry struct {
+	t     *time.Timer
+	delay time.Duration // the wait before the next resend; 0: none outstanding
+}
+
+const (
+	retryFirst = 100 * time.Millisecond // etcd's sync period
+	retryMax   = 2 * time.Second
+)
+
+func newProgressRetry() *progressRetry {
+	t := time.NewTimer(retryFirst)
+	t.Stop()
+	return &progressRetry{t: t}
+}
+
+// sent records that a request was sent: it is resent after retryFirst, then
+// at doubling intervals (up to retryMax), until answered.
+func (r *progressRetry) sent() {
+	if r.delay == 0 {
+		r.delay = retryFirst
+		r.t.Reset(r.delay)
+	}
+}
+
+// due fires when the outstanding request is to be resent; nil (never) when
+// none is outstanding.
+func (r *progressRetry) due() <-chan time.Time {
+	if r.delay == 0 {
+		return nil
+	}
+	return r.t.C
+}
+
+// resent records a resend and schedules the next one.
+func (r *progressRetry) resent() {
+	r.delay = min(2*r.delay, retryMax)
+	r.t.Reset(r.delay)
+}
+
+// answered records a progress notification: nothing is outstanding.
+func (r *progressRetry) answered() {
+	r.delay = 0
+	r.t.Stop()
+}

@@ -211,7 +211,7 @@ func (s *Source[T]) CompareVersions(a, b string) (int, error) {
 // addWatch registers a new watch; the returned function removes it.
 func (s *Source[T]) addWatch() (*openWatch, func()) {
 	id := s.watchSeq.Add(1)
-	w := &openWatch{}
+	w := &openWatch{requested: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.watches[id] = w
 	s.mu.Unlock()
@@ -231,6 +231,10 @@ type openWatch struct {
 	md      metadata.MD // the outgoing metadata of its gRPC stream
 	pending bool        // a progress request came before the etcd watch was confirmed
 	ended   bool
+
+	// requested tells the watch's goroutine that progress sent a request,
+	// which it resends until answered (see progressRetry).
+	requested chan struct{}
 }
 
 // progress asks the watch for a progress notification; before its etcd
@@ -244,6 +248,12 @@ func (w *openWatch) progress(ctx context.Context) error {
 		return nil
 	}
 	err := conn.RequestProgress(metadata.NewOutgoingContext(ctx, md))
+	if err == nil {
+		select {
+		case w.requested <- struct{}{}:
+		default: // one already told
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended { // the watch ended meanwhile (and closed its connection)

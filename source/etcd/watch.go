@@ -104,8 +104,13 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	if err != nil {
 		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
 	}
+	// etcd may drop a progress request (see progressRetry): RequestProgress's
+	// are resent until answered.
+	retry := newProgressRetry()
+	defer retry.answered()
 	if ow.confirmed(conn, md) { // RequestProgress was called meanwhile
 		s.requestProgress(wctx, conn)
+		retry.sent()
 	}
 
 	// ahead is the member's revision when it confirmed a watch from a
@@ -120,6 +125,11 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 			return ctx.Err()
 		case <-conn.lostc():
 			return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, conn.lostErr())
+		case <-ow.requested:
+			retry.sent()
+		case <-retry.due():
+			s.requestProgress(wctx, conn)
+			retry.resent()
 		case <-live.idle():
 			live.probe(func() { s.requestProgress(wctx, conn) })
 		case <-live.deadline():
@@ -162,6 +172,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 			}
 			ahead = 0
 			if resp.IsProgressNotify() {
+				retry.answered()
 				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision)}) {
 					return nil
 				}

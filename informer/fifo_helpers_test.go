@@ -91,11 +91,19 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 		if e.initial {
 			initial[e.key] = true
 		}
-		if s, ok := f.items[e.key]; !ok || s != seq {
+		// A key maps to its newest entry (a Replace into an empty queue
+		// may queue a key listed twice as two entries).
+		if s, ok := f.seqLocked(e.key); !ok || s < seq {
 			panic("items and order disagree")
 		}
 	}
-	if len(items) != len(f.items) || len(order) != len(items) {
+	live := 0
+	for _, s := range f.items {
+		if s >= f.order.head {
+			live++
+		}
+	}
+	if len(items) != live || len(order) != len(items) {
 		panic("items and order disagree in size")
 	}
 	return order, items, initial

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 )
 
@@ -129,8 +130,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 		if f.order.len() == 0 {
 			break
 		}
-		e := f.order.popFront()
-		delete(f.items, e.key)
+		e := f.order.popFront() // its mapping in items goes stale: see sweepLocked
 		start := len(arena)
 		arena = append(arena, e.first)
 		arena = append(arena, e.more...)
@@ -140,16 +140,39 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 	if f.order.head >= f.replaceEnd {
 		f.replacePending = false
 	}
-	if len(f.items) == 0 && f.peak >= keepMapMax {
-		// Go maps never shrink: drop a big one after a burst.
-		f.items = make(map[K]uint64)
-		f.peak = 0
-	}
+	f.sweepLocked()
 	f.batch, f.arena = batch, arena
 	f.popping = true
 	f.inflightOK = false
 	f.mu.Unlock()
 	return batch, nil
+}
+
+// sweepMin is the number of stale mappings in a DeltaFIFO's items below
+// which they are left alone.
+const sweepMin = 1024
+
+// sweepLocked drops the stale mappings of items (keys popped since), in
+// bulk, when they are many enough for the cost (proportional to the map's
+// size) to be paid back: when the queue is empty and they are at least half
+// the largest queue the map served, or when they outnumber that twice over.
+func (f *DeltaFIFO[K, T]) sweepLocked() {
+	if f.unindexed <= f.order.head {
+		f.unindexed = 0
+	}
+	n, live := len(f.items), f.order.len()
+	switch {
+	case live == 0 && n > 0 && f.peak >= keepMapMax:
+		// Go maps never shrink: drop a big one after a burst.
+		f.items = make(map[K]uint64)
+		f.peak = 0
+	case live == 0 && n >= max(sweepMin, f.peak/2):
+		clear(f.items)
+		f.peak = 0
+	case live > 0 && n > 2*f.peak+sweepMin:
+		head := f.order.head
+		maps.DeleteFunc(f.items, func(_ K, seq uint64) bool { return seq < head })
+	}
 }
 
 // finish ends the in-flight batch: it requeues it if asked, otherwise counts

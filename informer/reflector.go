@@ -274,8 +274,8 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) 
 				r.streamUnsupported = true
 				r.mu.Unlock()
 			}
-			if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) {
-				return err
+			if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) || errors.Is(err, ErrInvalidVersion) {
+				return err // a marker without a version too: reported, retried after a backoff
 			}
 			r.log.V(4).Info("streaming list failed, falling back to a plain list", "err", err)
 		}

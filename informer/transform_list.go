@@ -1,6 +1,9 @@
 package informer
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The informer's lists: the transformingStore takes them page by page (it is
 // a [ListReceiver]). Each page is compared with the cache first (see
@@ -40,16 +43,57 @@ type transformList[K comparable, T any] struct {
 // are reported and skipped.
 func (l *transformList[K, T]) AddPage(items []T) error {
 	s, fl := l.s, l.fl
-	if s.transform != nil && !fl.compare {
+	switch {
+	case s.transform != nil && !fl.compare:
 		for _, obj := range items {
 			l.addTransformed(obj)
 		}
-		return nil
+	case !fl.compare:
+		l.addKeyed(items)
+	default:
+		l.addCompared(items)
 	}
-	// Key the objects as listed: to compare them with the cache and,
-	// without a transform, to queue them under that key (the key function
-	// runs once per object). With a transform, the key of a listed object
-	// must be that of its transformed self.
+	return nil
+}
+
+// addKeyed adds items, keyed as listed, straight into the queue's list (the
+// key function runs once per object). A page that is the whole list so far
+// is not copied.
+func (l *transformList[K, T]) addKeyed(items []T) {
+	fl := l.fl
+	first := len(fl.objs) == 0
+	fl.keys = slices.Grow(fl.keys, len(items))
+	var bad []int
+	for i, obj := range items {
+		k, err := l.s.fifo.keyOf(obj)
+		if err != nil {
+			l.skipped(err)
+			bad = append(bad, i)
+			continue
+		}
+		fl.keys = append(fl.keys, k)
+	}
+	if first && len(bad) == 0 {
+		// Full slice expression: a later page's append copies, never
+		// writing into the source's array.
+		fl.objs = items[:len(items):len(items)]
+		return
+	}
+	fl.objs = slices.Grow(fl.objs, len(items)-len(bad))
+	for i, obj := range items {
+		if len(bad) > 0 && bad[0] == i {
+			bad = bad[1:]
+			continue
+		}
+		fl.objs = append(fl.objs, obj)
+	}
+}
+
+// addCompared keys the objects as listed, compares them with the cache and
+// adds those that changed (transformed, if there is a transform: the key of
+// a listed object must then be that of its transformed self).
+func (l *transformList[K, T]) addCompared(items []T) {
+	s, fl := l.s, l.fl
 	l.objs, l.keys = l.objs[:0], l.keys[:0]
 	for _, obj := range items {
 		k, err := s.fifo.keyOf(obj)
@@ -72,7 +116,6 @@ func (l *transformList[K, T]) AddPage(items []T) error {
 	}
 	clear(l.objs)
 	clear(l.keys)
-	return nil
 }
 
 // addTransformed transforms obj, keys the result and adds it to the list,

@@ -78,6 +78,12 @@ type DeltaFIFO[K comparable, T any] struct {
 	order     entryQueue[K, T]
 	items     map[K]uint64
 	unindexed uint64
+	// bulk holds the items of a Replace into an empty queue (nothing
+	// queued, in flight or known), built as PopBatch hands them out, ahead
+	// of order: they hold the sequence numbers [order.head-len(bulk),
+	// order.head). PopBatch hands the slice over whole; anything else that
+	// needs the queue's entries calls unbulkLocked first (seqLocked does).
+	bulk []Item[K, T]
 	peak      int    // largest order.len() since items was last made
 	gen       uint32 // incremented by each Replace; see slot.gen
 	// finished: every entry with a sequence number below it has been popped
@@ -266,6 +272,9 @@ func (f *DeltaFIFO[K, T]) entryLocked(key K) *queueEntry[K, T] {
 // seqLocked returns the sequence number of key's newest queued entry, and
 // whether the key is queued.
 func (f *DeltaFIFO[K, T]) seqLocked(key K) (uint64, bool) {
+	if f.bulk != nil {
+		f.unbulkLocked()
+	}
 	if f.unindexed > f.order.head {
 		f.indexLocked()
 	}
@@ -281,6 +290,24 @@ func (f *DeltaFIFO[K, T]) indexLocked() {
 	}
 	f.unindexed = 0
 }
+
+// unbulkLocked turns the bulk items into queue entries (under the same
+// sequence numbers, unindexed), so that they can be looked up, merged into
+// and popped one by one.
+func (f *DeltaFIFO[K, T]) unbulkLocked() {
+	bulk := f.bulk
+	f.bulk = nil
+	end := f.order.head // order is empty: every push looks keys up first
+	f.order.renumber(end - uint64(len(bulk)))
+	for i := range bulk {
+		it := &bulk[i]
+		f.order.push(queueEntry[K, T]{key: it.Key, deltaSlot: deltaSlot[T]{first: it.Deltas[0], gen: f.gen, initial: it.IsInInitialList}})
+	}
+	f.unindexed = end
+}
+
+// queuedLen returns the number of queued items.
+func (f *DeltaFIFO[K, T]) queuedLen() int { return f.order.len() + len(f.bulk) }
 
 // pushLocked queues a key that is not queued yet, with slot s, at the tail.
 // The caller has looked the key up (so unindexed entries are indexed).
@@ -365,7 +392,7 @@ func (f *DeltaFIFO[K, T]) Synced() <-chan struct{} { return f.synced }
 func (f *DeltaFIFO[K, T]) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.order.len()
+	return f.queuedLen()
 }
 
 // sequences returns the sequence number the next queued entry will get

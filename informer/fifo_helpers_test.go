@@ -83,6 +83,16 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 	var order []K
 	items := make(map[K]Deltas[T], len(f.items))
 	initial := make(map[K]bool)
+	for _, it := range f.bulk { // ahead of order, not in items
+		order = append(order, it.Key)
+		items[it.Key] = append(Deltas[T](nil), it.Deltas...)
+		if it.IsInInitialList {
+			initial[it.Key] = true
+		}
+	}
+	if f.unindexed > f.order.head {
+		f.indexLocked()
+	}
 	for seq := f.order.head; seq < f.order.tail; seq++ {
 		e := f.order.at(seq)
 		order = append(order, e.key)
@@ -93,7 +103,7 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 		}
 		// A key maps to its newest entry (a Replace into an empty queue
 		// may queue a key listed twice as two entries).
-		if s, ok := f.seqLocked(e.key); !ok || s < seq {
+		if s, ok := f.items[e.key]; !ok || s < seq {
 			panic("items and order disagree")
 		}
 	}
@@ -103,7 +113,7 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 			live++
 		}
 	}
-	if len(items) != live || len(order) != len(items) {
+	if len(items) != live+len(f.bulk) || len(order) != len(items) {
 		panic("items and order disagree in size")
 	}
 	return order, items, initial

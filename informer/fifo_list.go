@@ -50,7 +50,7 @@ func (f *DeltaFIFO[K, T]) newList() *fifoList[K, T] {
 	b := &fifoList[K, T]{f: f}
 	if f.objVersion != nil {
 		f.mu.Lock()
-		b.compare = f.order.len() > 0 || f.popping || !f.knownEmptyLocked()
+		b.compare = f.queuedLen() > 0 || f.popping || !f.knownEmptyLocked()
 		f.mu.Unlock()
 	}
 	return b

@@ -101,7 +101,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 	}
 	maxKeys = max(maxKeys, 1)
 	f.mu.Lock()
-	for f.popping || f.order.len() == 0 {
+	for f.popping || f.queuedLen() == 0 {
 		if !f.popping && f.closed {
 			f.mu.Unlock()
 			return nil, ErrClosed
@@ -118,7 +118,16 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 		}
 		f.mu.Lock()
 	}
+	if f.bulk != nil && !wholeReplace {
+		f.unbulkLocked()
+	}
 	batch, arena := f.batch[:0], f.arena[:0]
+	if f.bulk != nil {
+		// A Replace into an empty queue: its items are the batch (the
+		// whole Replace; nothing is queued behind it).
+		batch, f.bulk = f.bulk, nil
+		arena = nil
+	}
 	if wholeReplace && f.replacePending && f.order.head < f.replaceEnd {
 		// A whole Replace is taken at once: size the buffers for it up
 		// front instead of doubling them through a large list.

@@ -50,6 +50,9 @@ func (f *DeltaFIFO[K, T]) replace(objs []T, keys []K, kept map[K]struct{}, versi
 	if f.closed {
 		return ErrClosed
 	}
+	if f.bulk != nil {
+		f.unbulkLocked() // under the generation that listed it
+	}
 	f.gen++
 	if f.gen == 0 { // wrapped: 0 is what a fresh slot carries
 		f.gen = 1
@@ -64,20 +67,24 @@ func (f *DeltaFIFO[K, T]) replace(objs []T, keys []K, kept map[K]struct{}, versi
 		}
 	}
 
-	if len(kept) == 0 && f.order.len() == 0 && !f.popping && f.knownEmptyLocked() {
+	if len(kept) == 0 && f.queuedLen() == 0 && !f.popping && f.knownEmptyLocked() {
 		// Nothing queued, in flight or known (a first list, typically):
-		// nothing to merge with and nothing to tombstone. The entries are
-		// queued without their keys going through items; a keyed lookup
-		// indexes them if one comes before they are popped (see
-		// seqLocked). A key listed twice gets two entries (see Item).
-		for i, key := range keys {
-			s := deltaSlot[T]{first: Delta[T]{Type: Replaced, Object: objs[i]}, gen: gen}
-			mark(&s)
-			f.order.push(queueEntry[K, T]{key: key, deltaSlot: s})
-		}
-		f.unindexed = f.order.tail
-		f.peak = max(f.peak, f.order.len())
+		// nothing to merge with and nothing to tombstone. The list is kept
+		// as the batch PopBatch will hand out, its keys never going through
+		// items (see bulk). A key listed twice gets two items (see Item).
 		if len(keys) > 0 {
+			bulk := make([]Item[K, T], len(keys))
+			arena := make([]Delta[T], len(keys))
+			for i, key := range keys {
+				arena[i] = Delta[T]{Type: Replaced, Object: objs[i]}
+				bulk[i] = Item[K, T]{Key: key, Deltas: arena[i : i+1 : i+1], IsInInitialList: first}
+			}
+			if first {
+				f.initialLeft += len(keys)
+			}
+			f.bulk = bulk
+			f.order.renumber(f.order.tail + uint64(len(keys)))
+			f.peak = max(f.peak, len(keys))
 			f.signalLocked()
 		}
 	} else {

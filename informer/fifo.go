@@ -84,8 +84,8 @@ type DeltaFIFO[K comparable, T any] struct {
 	// order.head). PopBatch hands the slice over whole; anything else that
 	// needs the queue's entries calls unbulkLocked first (seqLocked does).
 	bulk []Item[K, T]
-	peak      int    // largest order.len() since items was last made
-	gen       uint32 // incremented by each Replace; see slot.gen
+	peak int    // largest order.len() since items was last made
+	gen  uint32 // incremented by each Replace; see slot.gen
 	// finished: every entry with a sequence number below it has been popped
 	// and the process function it was handed to has returned (set by
 	// finish; see sequences).

@@ -139,3 +139,21 @@ func TestDeltaFIFOStaleMappingsAreSwept(t *testing.T) {
 	defer f.mu.Unlock()
 	assert.LessOrEqual(t, len(f.items), 2*f.peak+sweepMin+1)
 }
+
+// TestDeltaFIFOReplaceEmptyDuplicatesRequeue: requeueing a batch that holds
+// a key twice keeps its deltas in list order.
+func TestDeltaFIFOReplaceEmptyDuplicatesRequeue(t *testing.T) {
+	f := newTestFIFO(t, nil)
+	require.NoError(t, f.Replace([]fifoObj{o("a", 1), o("b", 1), o("a", 2)}, "1"))
+	err := f.PopBatch(context.Background(), 10, func(b []Item[string, fifoObj]) error {
+		require.Len(t, b, 3)
+		return ErrRequeue
+	})
+	require.ErrorIs(t, err, ErrRequeue)
+	assert.False(t, f.HasSynced())
+	assert.Equal(t, []popped{
+		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1)), repl(o("a", 2))}, initial: true},
+		{key: "b", deltas: Deltas[fifoObj]{repl(o("b", 1))}, initial: true},
+	}, drainAll(t, f))
+	assert.True(t, f.HasSynced())
+}

@@ -19,6 +19,18 @@ type DeltaFIFOOptions[K comparable, T any] struct {
 	// keys it holds or has handed out and not yet finished; Resync does
 	// nothing.
 	KnownObjects KnownObjects[K, T]
+
+	// ObjectVersion returns the version of an object's own last change (a
+	// Kubernetes resourceVersion, an etcd ModRevision), "" if unknown. With
+	// it, a list taken through [DeltaFIFO.BeginList] drops every listed
+	// object whose version equals that of the newest state the queue or
+	// KnownObjects holds for its key: no Replaced delta is queued for it and
+	// the object is not retained, only its key (so it is not taken for
+	// deleted). "" never equals anything. It is user code, called without the
+	// queue's lock held, on listed objects and on known or queued ones, and
+	// must be safe for concurrent use. Zero (nil): every listed object is
+	// queued, as [DeltaFIFO.Replace] does.
+	ObjectVersion func(obj T) string
 }
 
 // DeltaFIFO is a queue of per-key changes between a producer (a reflector
@@ -47,20 +59,33 @@ type DeltaFIFOOptions[K comparable, T any] struct {
 // All methods are safe for concurrent use. The zero DeltaFIFO is not usable:
 // build one with [NewDeltaFIFO].
 type DeltaFIFO[K comparable, T any] struct {
-	keyFunc KeyFunc[K, T]
-	known   KnownObjects[K, T] // nil: none
-	synced  chan struct{}      // closed once HasSynced is true; never replaced
+	keyFunc    KeyFunc[K, T]
+	known      KnownObjects[K, T] // nil: none
+	objVersion func(T) string     // nil: none
+	synced     chan struct{}      // closed once HasSynced is true; never replaced
 
 	// mu guards every field below. It is never held while user code (key
 	// functions, process functions) runs.
 	mu sync.Mutex
 	// order holds the queued keys with their deltas, oldest first enqueue
-	// at the front. items maps each queued key to its entry's sequence
-	// number in order: every key in items is in order exactly once.
-	order entryQueue[K, T]
-	items map[K]uint64
-	peak  int    // largest len(items) since items was last made
-	gen   uint32 // incremented by each Replace; see slot.gen
+	// at the front. items maps keys to the sequence number of their newest
+	// entry in order; use seqLocked to read it. A pop does not delete from
+	// items (deleting costs as much as inserting): a mapping below
+	// order.head is stale and means "not queued"; take drops stale mappings
+	// in bulk. The keys of entries below unindexed (pushed by a Replace into
+	// an empty queue, see replaceLocked) are not in items until indexLocked
+	// adds them, which every keyed lookup does first.
+	order     entryQueue[K, T]
+	items     map[K]uint64
+	unindexed uint64
+	// bulk holds the items of a Replace into an empty queue (nothing
+	// queued, in flight or known), built as PopBatch hands them out, ahead
+	// of order: they hold the sequence numbers [order.head-len(bulk),
+	// order.head). PopBatch hands the slice over whole; anything else that
+	// needs the queue's entries calls unbulkLocked first (seqLocked does).
+	bulk []Item[K, T]
+	peak int    // largest order.len() since items was last made
+	gen  uint32 // incremented by each Replace; see slot.gen
 	// finished: every entry with a sequence number below it has been popped
 	// and the process function it was handed to has returned (set by
 	// finish; see sequences).
@@ -82,12 +107,13 @@ type DeltaFIFO[K comparable, T any] struct {
 	wake chan struct{}
 
 	// popping is true while a Pop or PopBatch has items in flight; batch
-	// and arena then hold them (read-only until finish). inflight is a
-	// lazily built set of the batch's keys (valid if inflightOK).
+	// and arena then hold them (read-only until finish). inflight lazily
+	// maps the batch's keys to their last item's index (valid if
+	// inflightOK).
 	popping    bool
 	batch      []Item[K, T]
 	arena      []Delta[T]
-	inflight   map[K]struct{}
+	inflight   map[K]int
 	inflightOK bool
 }
 
@@ -132,7 +158,11 @@ func (s *deltaSlot[T]) add(d Delta[T]) {
 	s.more = append(s.more, d)
 }
 
-// Item is one key handed out by [DeltaFIFO.PopBatch] with its deltas.
+// Item is one key handed out by [DeltaFIFO.PopBatch] with its deltas. The
+// items of one batch have distinct keys, with one exception: when a Replace
+// into an empty queue (nothing queued, in flight or known) lists a key more
+// than once, each listing is an Item of its own, in list order, rather than
+// one Item with several deltas.
 type Item[K comparable, T any] struct {
 	// Key is the key of the object the deltas are about.
 	Key K
@@ -151,10 +181,11 @@ func NewDeltaFIFO[K comparable, T any](opts DeltaFIFOOptions[K, T]) (*DeltaFIFO[
 		return nil, fmt.Errorf("informer: NewDeltaFIFO: KeyFunc is nil: %w", ErrInvalidOptions)
 	}
 	return &DeltaFIFO[K, T]{
-		keyFunc: opts.KeyFunc,
-		known:   opts.KnownObjects,
-		synced:  make(chan struct{}),
-		items:   make(map[K]uint64),
+		keyFunc:    opts.KeyFunc,
+		known:      opts.KnownObjects,
+		objVersion: opts.ObjectVersion,
+		synced:     make(chan struct{}),
+		items:      make(map[K]uint64),
 	}, nil
 }
 
@@ -215,7 +246,7 @@ func (f *DeltaFIFO[K, T]) change(t DeltaType, obj T) error {
 
 // presentLocked reports whether key is queued, in flight or known.
 func (f *DeltaFIFO[K, T]) presentLocked(key K) bool {
-	if _, ok := f.items[key]; ok {
+	if _, ok := f.seqLocked(key); ok {
 		return true
 	}
 	if f.inFlightLocked(key) {
@@ -231,17 +262,58 @@ func (f *DeltaFIFO[K, T]) presentLocked(key K) bool {
 // entryLocked returns key's queued entry, or nil if the key is not queued.
 // The pointer is valid until order is next pushed or popped.
 func (f *DeltaFIFO[K, T]) entryLocked(key K) *queueEntry[K, T] {
-	seq, ok := f.items[key]
+	seq, ok := f.seqLocked(key)
 	if !ok {
 		return nil
 	}
 	return f.order.at(seq)
 }
 
+// seqLocked returns the sequence number of key's newest queued entry, and
+// whether the key is queued.
+func (f *DeltaFIFO[K, T]) seqLocked(key K) (uint64, bool) {
+	if f.bulk != nil {
+		f.unbulkLocked()
+	}
+	if f.unindexed > f.order.head {
+		f.indexLocked()
+	}
+	seq, ok := f.items[key]
+	return seq, ok && seq >= f.order.head
+}
+
+// indexLocked adds the keys of the unindexed entries to items (a key queued
+// twice maps to its newer entry).
+func (f *DeltaFIFO[K, T]) indexLocked() {
+	for seq := f.order.head; seq < f.unindexed; seq++ {
+		f.items[f.order.at(seq).key] = seq
+	}
+	f.unindexed = 0
+}
+
+// unbulkLocked turns the bulk items into queue entries (under the same
+// sequence numbers, unindexed), so that they can be looked up, merged into
+// and popped one by one.
+func (f *DeltaFIFO[K, T]) unbulkLocked() {
+	bulk := f.bulk
+	f.bulk = nil
+	end := f.order.head // order is empty: every push looks keys up first
+	f.order.renumber(end - uint64(len(bulk)))
+	for i := range bulk {
+		it := &bulk[i]
+		f.order.push(queueEntry[K, T]{key: it.Key, deltaSlot: deltaSlot[T]{first: it.Deltas[0], gen: f.gen, initial: it.IsInInitialList}})
+	}
+	f.unindexed = end
+}
+
+// queuedLen returns the number of queued items.
+func (f *DeltaFIFO[K, T]) queuedLen() int { return f.order.len() + len(f.bulk) }
+
 // pushLocked queues a key that is not queued yet, with slot s, at the tail.
+// The caller has looked the key up (so unindexed entries are indexed).
 func (f *DeltaFIFO[K, T]) pushLocked(key K, s deltaSlot[T]) {
 	f.items[key] = f.order.push(queueEntry[K, T]{key: key, deltaSlot: s})
-	if n := len(f.items); n > f.peak {
+	if n := f.order.len(); n > f.peak {
 		f.peak = n
 	}
 	f.signalLocked()
@@ -268,165 +340,35 @@ func (f *DeltaFIFO[K, T]) maybeSyncedLocked() {
 }
 
 // inFlightLocked reports whether key is in the batch being processed.
-func (f *DeltaFIFO[K, T]) inFlightLocked(key K) bool {
+func (f *DeltaFIFO[K, T]) inFlightLocked(key K) bool { return f.inFlightIndexLocked(key) >= 0 }
+
+// inFlightIndexLocked returns the index in f.batch of key's last item, or
+// -1 if key is not in flight.
+func (f *DeltaFIFO[K, T]) inFlightIndexLocked(key K) int {
 	if !f.popping {
-		return false
+		return -1
 	}
 	if len(f.batch) <= 8 {
-		for i := range f.batch {
+		for i := len(f.batch) - 1; i >= 0; i-- {
 			if f.batch[i].Key == key {
-				return true
+				return i
 			}
 		}
-		return false
+		return -1
 	}
 	if !f.inflightOK {
 		if f.inflight == nil {
-			f.inflight = make(map[K]struct{}, len(f.batch))
+			f.inflight = make(map[K]int, len(f.batch))
 		}
 		for i := range f.batch {
-			f.inflight[f.batch[i].Key] = struct{}{}
+			f.inflight[f.batch[i].Key] = i
 		}
 		f.inflightOK = true
 	}
-	_, ok := f.inflight[key]
-	return ok
-}
-
-// Replace tells the queue that objs is the complete current collection, as
-// of version. It:
-//
-//  1. queues a Replaced delta for each listed object (in list order; a key
-//     listed twice gets two deltas);
-//  2. for every present key (queued, in flight or known) absent from objs,
-//     queues a Deleted delta with FinalStateUnknown set, carrying the newest
-//     state the queue has: the newest queued delta's object if the key is
-//     queued, else the newest in-flight delta's, else the known object. No
-//     such tombstone is added when that newest delta is already a Deleted.
-//     Tombstoned keys not queued yet join the tail: in-flight ones first,
-//     then known ones in KnownObjects.All order.
-//
-// The first Replace, if no Add, Update or Delete came before it, fixes the
-// initial population for [DeltaFIFO.HasSynced]: the keys it queued (listed
-// or tombstoned). LastVersion returns version afterwards.
-//
-// All keys are computed before anything changes: a key function error
-// refuses the whole call and leaves the queue unchanged.
-//
-// Possible errors: [ErrKeyFunc] (naming the object's index in objs),
-// [ErrClosed].
-func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
-	keys := make([]K, len(objs))
-	for i, obj := range objs {
-		k, err := f.keyOf(obj)
-		if err != nil {
-			return fmt.Errorf("informer: Replace: object %d: %w", i, err)
-		}
-		keys[i] = k
+	if i, ok := f.inflight[key]; ok {
+		return i
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	f.gen++
-	if f.gen == 0 { // wrapped: 0 is what a fresh slot carries
-		f.gen = 1
-	}
-	gen := f.gen
-	first := !f.populated
-	f.populated = true
-	if len(f.items) == 0 && len(keys) > 64 {
-		f.items = make(map[K]uint64, len(keys)) // presized: no growth steps
-	}
-	mark := func(s *deltaSlot[T]) {
-		if first && !s.initial {
-			s.initial = true
-			f.initialLeft++
-		}
-	}
-
-	for i, key := range keys {
-		d := Delta[T]{Type: Replaced, Object: objs[i]}
-		if e := f.entryLocked(key); e != nil {
-			e.add(d)
-			e.gen = gen
-			mark(&e.deltaSlot)
-			continue
-		}
-		s := deltaSlot[T]{first: d, gen: gen}
-		mark(&s)
-		f.pushLocked(key, s)
-	}
-	// Queued keys not listed, in queue order.
-	for seq := f.order.head; seq < f.order.tail; seq++ {
-		e := f.order.at(seq)
-		if e.gen == gen {
-			continue
-		}
-		n := e.newest()
-		if n.Type == Deleted {
-			continue
-		}
-		e.add(Delta[T]{Type: Deleted, Object: n.Object, FinalStateUnknown: true})
-		mark(&e.deltaSlot)
-	}
-	// In-flight keys not queued (so not listed).
-	if f.popping {
-		for i := range f.batch {
-			it := &f.batch[i]
-			if _, queued := f.items[it.Key]; queued {
-				continue
-			}
-			n := it.Deltas[len(it.Deltas)-1]
-			if n.Type == Deleted {
-				continue
-			}
-			s := deltaSlot[T]{first: Delta[T]{Type: Deleted, Object: n.Object, FinalStateUnknown: true}}
-			mark(&s)
-			f.pushLocked(it.Key, s)
-		}
-	}
-	// Known keys neither queued nor in flight (so neither listed nor
-	// handled above: an in-flight key whose newest delta is a Deleted was
-	// skipped on purpose, it must not be tombstoned here either).
-	if f.known != nil {
-		for key, obj := range f.known.All() {
-			if _, queued := f.items[key]; queued || f.inFlightLocked(key) {
-				continue
-			}
-			s := deltaSlot[T]{first: Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true}}
-			mark(&s)
-			f.pushLocked(key, s)
-		}
-	}
-	f.lastVersion = version
-	f.replaceEnd, f.replacePending = f.order.tail, true
-	f.maybeSyncedLocked()
-	return nil
-}
-
-// Resync queues a Sync delta, carrying the known object, for every known key
-// that is neither queued nor in flight, in KnownObjects.All order. Without
-// KnownObjects it does nothing.
-//
-// Possible errors: [ErrClosed].
-func (f *DeltaFIFO[K, T]) Resync() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	if f.known == nil {
-		return nil
-	}
-	for key, obj := range f.known.All() {
-		if _, queued := f.items[key]; queued || f.inFlightLocked(key) {
-			continue
-		}
-		f.pushLocked(key, deltaSlot[T]{first: Delta[T]{Type: Sync, Object: obj}})
-	}
-	return nil
+	return -1
 }
 
 // HasSynced reports whether the initial population has been processed: true
@@ -450,7 +392,7 @@ func (f *DeltaFIFO[K, T]) Synced() <-chan struct{} { return f.synced }
 func (f *DeltaFIFO[K, T]) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.order.len()
+	return f.queuedLen()
 }
 
 // sequences returns the sequence number the next queued entry will get

@@ -83,6 +83,16 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 	var order []K
 	items := make(map[K]Deltas[T], len(f.items))
 	initial := make(map[K]bool)
+	for _, it := range f.bulk { // ahead of order, not in items
+		order = append(order, it.Key)
+		items[it.Key] = append(Deltas[T](nil), it.Deltas...)
+		if it.IsInInitialList {
+			initial[it.Key] = true
+		}
+	}
+	if f.unindexed > f.order.head {
+		f.indexLocked()
+	}
 	for seq := f.order.head; seq < f.order.tail; seq++ {
 		e := f.order.at(seq)
 		order = append(order, e.key)
@@ -91,11 +101,19 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 		if e.initial {
 			initial[e.key] = true
 		}
-		if s, ok := f.items[e.key]; !ok || s != seq {
+		// A key maps to its newest entry (a Replace into an empty queue
+		// may queue a key listed twice as two entries).
+		if s, ok := f.items[e.key]; !ok || s < seq {
 			panic("items and order disagree")
 		}
 	}
-	if len(items) != len(f.items) || len(order) != len(items) {
+	live := 0
+	for _, s := range f.items {
+		if s >= f.order.head {
+			live++
+		}
+	}
+	if len(items) != live+len(f.bulk) || len(order) != len(items) {
 		panic("items and order disagree in size")
 	}
 	return order, items, initial

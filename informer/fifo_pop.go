@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 )
 
@@ -100,7 +101,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 	}
 	maxKeys = max(maxKeys, 1)
 	f.mu.Lock()
-	for f.popping || f.order.len() == 0 {
+	for f.popping || f.queuedLen() == 0 {
 		if !f.popping && f.closed {
 			f.mu.Unlock()
 			return nil, ErrClosed
@@ -117,7 +118,16 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 		}
 		f.mu.Lock()
 	}
+	if f.bulk != nil && !wholeReplace {
+		f.unbulkLocked()
+	}
 	batch, arena := f.batch[:0], f.arena[:0]
+	if f.bulk != nil {
+		// A Replace into an empty queue: its items are the batch (the
+		// whole Replace; nothing is queued behind it).
+		batch, f.bulk = f.bulk, nil
+		arena = nil
+	}
 	if wholeReplace && f.replacePending && f.order.head < f.replaceEnd {
 		// A whole Replace is taken at once: size the buffers for it up
 		// front instead of doubling them through a large list.
@@ -129,8 +139,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 		if f.order.len() == 0 {
 			break
 		}
-		e := f.order.popFront()
-		delete(f.items, e.key)
+		e := f.order.popFront() // its mapping in items goes stale: see sweepLocked
 		start := len(arena)
 		arena = append(arena, e.first)
 		arena = append(arena, e.more...)
@@ -140,11 +149,7 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 	if f.order.head >= f.replaceEnd {
 		f.replacePending = false
 	}
-	if len(f.items) == 0 && f.peak >= keepMapMax {
-		// Go maps never shrink: drop a big one after a burst.
-		f.items = make(map[K]uint64)
-		f.peak = 0
-	}
+	f.sweepLocked()
 	f.batch, f.arena = batch, arena
 	f.popping = true
 	f.inflightOK = false
@@ -152,15 +157,43 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 	return batch, nil
 }
 
+// sweepMin is the number of stale mappings in a DeltaFIFO's items below
+// which they are left alone.
+const sweepMin = 1024
+
+// sweepLocked drops the stale mappings of items (keys popped since), in
+// bulk, when they are many enough for the cost (proportional to the map's
+// size) to be paid back: when the queue is empty and they are at least half
+// the largest queue the map served, or when they outnumber that twice over.
+func (f *DeltaFIFO[K, T]) sweepLocked() {
+	if f.unindexed <= f.order.head {
+		f.unindexed = 0
+	}
+	n, live := len(f.items), f.order.len()
+	switch {
+	case live == 0 && n > 0 && f.peak >= keepMapMax:
+		// Go maps never shrink: drop a big one after a burst.
+		f.items = make(map[K]uint64)
+		f.peak = 0
+	case live == 0 && n >= max(sweepMin, f.peak/2):
+		clear(f.items)
+		f.peak = 0
+	case live > 0 && n > 2*f.peak+sweepMin:
+		head := f.order.head
+		maps.DeleteFunc(f.items, func(_ K, seq uint64) bool { return seq < head })
+	}
+}
+
 // finish ends the in-flight batch: it requeues it if asked, otherwise counts
 // it as processed; then it releases the buffers' references and wakes
 // waiters.
 func (f *DeltaFIFO[K, T]) finish(requeue bool) {
 	f.mu.Lock()
+	requeued := f.order.tail // entries from here on are the batch's own, requeued
 	for i := range f.batch {
 		it := &f.batch[i]
 		if requeue {
-			f.requeueLocked(it)
+			f.requeueLocked(it, requeued)
 		} else if it.IsInInitialList {
 			f.initialLeft--
 		}
@@ -191,14 +224,31 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) {
 // requeueLocked puts a popped item back: in front of the key's newer deltas
 // if it is queued again, else at the tail. The deltas are copied out of the
 // arena. Consecutive Deleted deltas at the junction collapse as usual.
-func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T]) {
+//
+// A key the batch holds twice (see Item) is requeued in batch order: an
+// entry numbered from requeued on was pushed by this requeue, for an
+// earlier item of the key, and the item's deltas go after its deltas.
+func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T], requeued uint64) {
 	ns := deltaSlot[T]{first: it.Deltas[0], initial: it.IsInInitialList}
 	for _, d := range it.Deltas[1:] {
 		ns.add(d)
 	}
-	old := f.entryLocked(it.Key)
-	if old == nil {
+	seq, queued := f.seqLocked(it.Key)
+	if !queued {
 		f.pushLocked(it.Key, ns)
+		return
+	}
+	old := f.order.at(seq)
+	if seq >= requeued {
+		for _, d := range it.Deltas {
+			old.add(d)
+		}
+		if it.IsInInitialList {
+			if old.initial {
+				f.initialLeft-- // both were counted; the merged slot counts once
+			}
+			old.initial = true
+		}
 		return
 	}
 	ns.add(old.first)

@@ -66,3 +66,21 @@ func (q *entryQueue[K, T]) popFront() queueEntry[K, T] {
 	}
 	return e
 }
+
+// renumber moves an empty queue to sequence number seq: the next push gets
+// seq. It releases the queue's chunks (keeping one spare).
+func (q *entryQueue[K, T]) renumber(seq uint64) {
+	for q.chunks.Len() > 0 {
+		c, _ := q.chunks.Pop() // its entries are zero: the queue is empty
+		q.spare = c
+	}
+	q.head, q.tail = seq, seq
+	if seq&chunkMask != 0 { // push expects the chunk holding tail to exist
+		c := q.spare
+		q.spare = nil
+		if c == nil {
+			c = new(chunk[K, T])
+		}
+		q.chunks.Push(c)
+	}
+}

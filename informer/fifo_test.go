@@ -220,9 +220,12 @@ func TestDeltaFIFOHasSynced(t *testing.T) {
 			_ = f.Replace([]fifoObj{o("a", 1), o("b", 1)}, "1")
 			_ = f.Add(o("c", 1))
 		}, pops: []bool{false, true, true}},
-		{name: "duplicate keys count once", ops: func(f *DeltaFIFO[string, fifoObj]) {
+		{name: "duplicate keys count once", known: newFakeKnown(o("a", 0)), ops: func(f *DeltaFIFO[string, fifoObj]) {
 			_ = f.Replace([]fifoObj{o("a", 1), o("a", 2)}, "1")
 		}, pops: []bool{true}},
+		{name: "duplicate keys into an empty queue count twice", ops: func(f *DeltaFIFO[string, fifoObj]) {
+			_ = f.Replace([]fifoObj{o("a", 1), o("a", 2)}, "1")
+		}, pops: []bool{false, true}},
 		{name: "tombstones count", known: newFakeKnown(o("k", 1)), ops: func(f *DeltaFIFO[string, fifoObj]) {
 			_ = f.Replace([]fifoObj{o("a", 1)}, "1")
 		}, pops: []bool{false, true}},

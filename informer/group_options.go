@@ -26,6 +26,7 @@ func optionsDiff[K comparable, T any](a, b *Options[K, T]) string {
 	check(a.StuckHandlerThreshold == b.StuckHandlerThreshold, "StuckHandlerThreshold")
 	check(a.BatchSize == b.BatchSize, "BatchSize")
 	check(a.ListWatch == b.ListWatch, "ListWatch")
+	check(sameFunc(a.ObjectVersion, b.ObjectVersion), "ObjectVersion")
 	return strings.Join(diff, ", ")
 }
 

@@ -91,6 +91,7 @@ func TestGroupInformerForComparesOptions(t *testing.T) {
 		{"BatchSize", func(o *informer.Options[string, *item]) { o.BatchSize = 0 }, "BatchSize"},
 		{"StuckHandlerThreshold", func(o *informer.Options[string, *item]) { o.StuckHandlerThreshold = time.Minute }, "StuckHandlerThreshold"},
 		{"ListWatch", func(o *informer.Options[string, *item]) { o.ListWatch.Backoff.Initial = time.Second }, "ListWatch"},
+		{"ObjectVersion", func(o *informer.Options[string, *item]) { o.ObjectVersion = func(*item) string { return "" } }, "ObjectVersion"},
 		{"several", func(o *informer.Options[string, *item]) { o.KeyFunc = otherKey; o.BatchSize = 1 }, "KeyFunc, BatchSize"},
 	}
 	for _, tt := range tests {
@@ -171,6 +172,7 @@ func TestGroupComparesEveryOption(t *testing.T) {
 		"Name": true, "Logger": true, // the group's key; not compared
 		"Source": true, "KeyFunc": true, "Indexes": true, "ResyncPeriod": true, "Transform": true,
 		"Metrics": true, "ErrorHandler": true, "StuckHandlerThreshold": true, "BatchSize": true, "ListWatch": true,
+		"ObjectVersion": true,
 	}
 	for f := range reflect.TypeFor[informer.Options[string, *item]]().Fields() {
 		assert.True(t, known[f.Name], "Options.%s is not compared by InformerFor", f.Name)

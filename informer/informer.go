@@ -63,6 +63,21 @@ type Options[K comparable, T any] struct {
 	// backoff, streaming lists. Zero: client-go's behaviour (see
 	// [ListWatchOptions] for each field's default).
 	ListWatch ListWatchOptions
+	// ObjectVersion returns the version of an object's own last change (a
+	// Kubernetes resourceVersion, an etcd ModRevision), "" if unknown. With
+	// it, a relist is compared with the cache page by page: a listed object
+	// whose version equals the cached object's (or, if the key has changes
+	// still queued, the newest queued state's) is dropped at once, keeping
+	// only its key, so a relist delivers only the changed, new and deleted
+	// objects to handlers, and never holds the whole new list. (client-go
+	// delivers an update for every object on a relist; handlers that want
+	// every object again use resync.) "" never equals anything. It is user
+	// code, called without locks held on listed objects and on cached ones
+	// (which went through Transform: it must keep what ObjectVersion reads);
+	// a panic counts as "". Zero: the source's [ObjectVersioner] if it
+	// implements one, else none, and every relisted object is delivered as an
+	// update. To turn the source's off, return "".
+	ObjectVersion func(obj T) string
 }
 
 // SharedInformer keeps an indexed cache of a [Source] current and tells any
@@ -176,7 +191,11 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	if err != nil {
 		return nil, fmt.Errorf("informer %q: %w", opts.Name, err)
 	}
-	fifo, err := NewDeltaFIFO(DeltaFIFOOptions[K, T]{KeyFunc: opts.KeyFunc, KnownObjects: indexer})
+	objVersion := opts.ObjectVersion
+	if ov, ok := opts.Source.(ObjectVersioner[T]); ok && objVersion == nil {
+		objVersion = ov.ObjectVersion
+	}
+	fifo, err := NewDeltaFIFO(DeltaFIFOOptions[K, T]{KeyFunc: opts.KeyFunc, KnownObjects: indexer, ObjectVersion: objVersion})
 	if err != nil {
 		return nil, fmt.Errorf("informer %q: %w", opts.Name, err)
 	}

@@ -64,7 +64,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		}
 		w := write[K, T]{key: it.Key, del: true}
 		if last := ds[len(ds)-1]; last.Type != Deleted {
-			if err := inf.indexer.prepareUpsert(&w, last.Object); err != nil {
+			if err := inf.prepareWrite(&w, last.Object); err != nil {
 				// The newest state cannot be cached: report it, and keep
 				// the newest earlier state that can (a deletion always
 				// can, so none is ever lost). With none, the key is left
@@ -165,11 +165,22 @@ func (inf *SharedInformer[K, T]) storablePrefix(w *write[K, T], ds Deltas[T]) (D
 			return ds[:i+1], true
 		}
 		*w = write[K, T]{key: w.key, del: true}
-		if inf.indexer.prepareUpsert(w, ds[i].Object) == nil {
+		if inf.prepareWrite(w, ds[i].Object) == nil {
 			return ds[:i+1], true
 		}
 	}
 	return nil, false
+}
+
+// prepareWrite prepares w, whose key is set, to store obj under that key.
+// The key comes from the queue, which ran the same key function on the same
+// object: it is not computed again (the key function runs once per object).
+//
+// TODO(indexer rework): use the Indexer's own "prepare a write with a given
+// key" once it has one; this reaches into its internals.
+func (inf *SharedInformer[K, T]) prepareWrite(w *write[K, T], obj T) error {
+	w.obj, w.del = obj, false
+	return inf.indexer.values(w, inf.indexer.defs.Load())
 }
 
 // appendNotes turns one key's deltas into notifications, starting from the
@@ -243,44 +254,6 @@ func (s *transformingStore[K, T]) Delete(obj T) error {
 		return errors.Join(err, s.fifo.Delete(obj))
 	}
 	return s.fifo.Delete(out)
-}
-
-// Replace transforms every listed object; one that fails the transform or
-// the key function is reported and left out of the list, so one bad object
-// cannot block every relist. (The known object under its key, if any, is
-// then tombstoned: the cache shows only what it can name and index.)
-func (s *transformingStore[K, T]) Replace(objs []T, version string) error {
-	// objs belongs to the source (it may be a cached snapshot): never write
-	// into it. A new slice is made only when something changes.
-	out := objs
-	if s.transform != nil {
-		out = make([]T, 0, len(objs))
-	}
-	var errs []error
-	for i, obj := range objs {
-		t, err := s.apply(obj)
-		if err == nil {
-			_, err = s.fifo.keyOf(t)
-		}
-		if err != nil {
-			errs = append(errs, err)
-			if s.transform == nil && len(errs) == 1 {
-				out = append(make([]T, 0, len(objs)-1), objs[:i]...)
-			}
-			continue
-		}
-		if s.transform != nil || len(errs) > 0 {
-			out = append(out, t)
-		}
-	}
-	for _, err := range errs {
-		s.inf.report(ErrorClassStore, fmt.Errorf("informer %q: list at version %q: object skipped: %w", s.inf.name, version, err))
-	}
-	if err := s.fifo.Replace(out, version); err != nil {
-		return err
-	}
-	s.inf.versions.record(version)
-	return nil
 }
 
 // RecordVersion is called by the reflector after each watch event it

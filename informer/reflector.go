@@ -15,7 +15,9 @@ import (
 )
 
 // ReflectorStore is what a [Reflector] writes into: normally a [DeltaFIFO].
-// The reflector calls it from one goroutine at a time.
+// The reflector calls it from one goroutine at a time. A store that also
+// implements [ListReceiver] (as DeltaFIFO does) receives lists page by page
+// instead of through Replace.
 type ReflectorStore[T any] interface {
 	// Add, Update and Delete apply one watch event.
 	Add(obj T) error
@@ -120,6 +122,10 @@ type ReflectorOptions[T any] struct {
 // [ReadNotOlderThan] the last version seen; after [ErrExpired] or
 // [ErrVersionTooLarge] the next list (or streaming list) asks for
 // [ReadLatest], once, then returns to normal.
+//
+// A list page, or the end marker of a streaming list, without a version is
+// refused with an error wrapping [ErrInvalidVersion] (reported, retried after
+// a backoff): the reflector never applies it and never watches from "".
 type Reflector[T any] struct {
 	opts    ReflectorOptions[T]
 	log     logr.Logger
@@ -274,8 +280,8 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) 
 				r.streamUnsupported = true
 				r.mu.Unlock()
 			}
-			if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) {
-				return err
+			if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) || errors.Is(err, ErrInvalidVersion) {
+				return err // a marker without a version too: reported, retried after a backoff
 			}
 			r.log.V(4).Info("streaming list failed, falling back to a plain list", "err", err)
 		}

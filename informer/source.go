@@ -261,3 +261,20 @@ type VersionComparer interface {
 	// a version of the source (so CompareVersions(v, v) validates v).
 	CompareVersions(a, b string) (int, error)
 }
+
+// ObjectVersioner is implemented by a [Source] that can tell the version of
+// an object's own last change: a Kubernetes resourceVersion, an etcd
+// ModRevision, the memory source's revision of the write. It is optional: an
+// informer whose [Options.ObjectVersion] is not set detects it on its source
+// with a type assertion and uses it to drop, page by page, the objects of a
+// relist that the cache already holds at the same version, so that a relist
+// delivers only what changed.
+type ObjectVersioner[T any] interface {
+	// ObjectVersion returns the version of obj's last change, "" if the
+	// source cannot tell (then obj is taken as changed). Two objects of one
+	// key with the same non-empty version must be the same state. It is
+	// called without locks held, on objects the source delivered (listed or
+	// watched, possibly transformed by [Options.Transform] since), and must
+	// be safe for concurrent use.
+	ObjectVersion(obj T) string
+}

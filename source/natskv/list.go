@@ -224,9 +224,9 @@ func (s *Source[T]) next(ctx context.Context, opts informer.ListOptions) (inform
 	if c == nil || c.version != version || offset > len(c.items) {
 		return informer.ListPage[*Object[T]]{}, fmt.Errorf("natskv source: continue token %q unknown or expired: %w", tok, informer.ErrExpired)
 	}
-	if err := b.check(version); err != nil {
+	if version < b.first { // the stream no longer holds the list's revision
 		delete(s.continues, id)
-		return informer.ListPage[*Object[T]]{}, fmt.Errorf("natskv source: continue token: %w", err)
+		return informer.ListPage[*Object[T]]{}, fmt.Errorf("natskv source: continue token at revision %d: the stream's first revision is %d: %w", version, b.first, informer.ErrExpired)
 	}
 	p := informer.ListPage[*Object[T]]{Version: formatRev(version), Items: c.items[offset:]}
 	if opts.Limit == 0 || len(p.Items) <= opts.Limit {

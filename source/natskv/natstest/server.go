@@ -7,8 +7,7 @@ package natstest
 
 import (
 	"context"
-	"errors"
-	"fmt"
+		"fmt"
 	"net"
 	"os"
 	"time"
@@ -75,7 +74,7 @@ func (s *Server) start() error {
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return errors.New("natstest: server not ready within 10s")
+		return fmt.Errorf("natstest: server not ready within 10s")
 	}
 	s.srv = srv
 	s.port = srv.Addr().(*net.TCPAddr).Port
@@ -158,49 +157,31 @@ func Purge(ctx context.Context, js jetstream.JetStream, bucket, key string) (uin
 	return ack.Sequence, nil
 }
 
-// Compact rewrites the current value of every key of bucket and then purges
-// the stream below the first rewritten message, so that every revision
-// before the compaction is older than the stream's first sequence (the
-// source's ErrExpired). Values and keys are unchanged; revisions are new.
-// It returns the stream's first sequence after the purge. Writes racing
-// with it may be lost: call it on a quiet bucket.
+// Compact removes every revision of every key of bucket but its last (a
+// value or a marker), as a history of one revision per key would have, and
+// returns the stream's first sequence after it. The bucket's state is
+// unchanged; revisions before the first sequence are expired for the
+// source.
 func Compact(ctx context.Context, js jetstream.JetStream, bucket string) (uint64, error) {
-	kv, err := js.KeyValue(ctx, bucket)
-	if err != nil {
-		return 0, err
-	}
-	lister, err := kv.ListKeys(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
-	}
-	_ = lister.Stop() // the lister has ended: Stop has nothing left to stop
-	var first uint64
-	for _, k := range keys {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		rev, err := kv.Put(ctx, k, e.Value())
-		if err != nil {
-			return 0, err
-		}
-		if first == 0 {
-			first = rev
-		}
-	}
 	stream, err := js.Stream(ctx, "KV_"+bucket)
 	if err != nil {
 		return 0, err
 	}
-	if first == 0 { // no key: purge everything
-		return 0, stream.Purge(ctx)
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter("$KV."+bucket+".>"))
+	if err != nil {
+		return 0, err
 	}
-	return first, stream.Purge(ctx, jetstream.WithPurgeSequence(first))
+	for subj, n := range info.State.Subjects {
+		if n < 2 {
+			continue
+		}
+		if err := stream.Purge(ctx, jetstream.WithPurgeSubject(subj), jetstream.WithPurgeKeep(1)); err != nil {
+			return 0, err
+		}
+	}
+	info, err = stream.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.FirstSeq, nil
 }

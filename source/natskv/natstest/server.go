@@ -7,7 +7,7 @@ package natstest
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"net"
 	"os"
 	"time"

@@ -57,7 +57,8 @@
 // rest under the continue token for [Options.ContinueTTL], at most
 // [Options.MaxContinues] lists at once; each page's token differs, so a
 // page can be read again. A token that is malformed, unknown, dropped or
-// expired, or whose revision the stream no longer serves, gives
+// expired, or whose revision the stream has removed (its first sequence
+// has passed it: a compaction, in the contract's terms), gives
 // [informer.ErrExpired], and the informer lists again. Paging bounds the
 // size of each page, not the memory of the process that runs the source.
 //

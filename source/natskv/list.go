@@ -105,7 +105,24 @@ func (s *Source[T]) snapshot(ctx context.Context, want uint64, exact bool) (snap
 	state := make(map[string]entry)
 	var version uint64
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		nctx, ncancel := context.WithTimeout(ctx, listIdle)
+		m, err := it.Next(jetstream.NextContext(nctx))
+		ncancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			// Nothing for a while: the messages still pending may have
+			// been removed (history limits, max age) before delivery.
+			info, ierr := cons.Info(ctx)
+			if ierr != nil {
+				return snap[T]{}, classify(ctx, "list: consumer info", ierr)
+			}
+			if info.NumPending == 0 {
+				// Everything after the last delivered message up to
+				// after.last was removed: it changes no key.
+				version = max(version, after.last)
+				break
+			}
+			continue
+		}
 		if err != nil {
 			return snap[T]{}, classify(ctx, "list: next message", err)
 		}
@@ -135,6 +152,10 @@ func (s *Source[T]) snapshot(ctx context.Context, want uint64, exact bool) (snap
 	}
 	return out, nil
 }
+
+// listIdle is how long a list waits for a message before it asks the
+// server whether any is still pending.
+const listIdle = 2 * time.Second
 
 // continued is the rest of a paged list, kept for its continue token.
 type continued[T any] struct {

@@ -77,6 +77,12 @@ func (s *Source[T]) snapshot(ctx context.Context, want uint64, exact bool) (snap
 	if err := b.check(want); err != nil && (exact || want > b.last) {
 		return snap[T]{}, err
 	}
+	if b.direct {
+		out, ok, err := s.directSnapshot(ctx)
+		if err != nil || ok {
+			return out, err
+		}
+	}
 	cons, err := s.opts.JetStream.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.prefix + ">"},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
@@ -90,9 +96,12 @@ func (s *Source[T]) snapshot(ctx context.Context, want uint64, exact bool) (snap
 		// bucket was empty at b.last.
 		return snap[T]{version: b.last}, nil
 	}
-	// The consumer's snapshot was taken when it was created, at or before
-	// after.last: once a message at or past it is delivered, every key's
-	// last message up to the delivered one has been.
+	// The server sends the last message of each key as of the consumer's
+	// creation, then every message after the stream's last sequence at
+	// that point, in order; the two may overlap, so a message is applied
+	// only over an older one of its key. The list stops at a message after
+	// which nothing was pending. after bounds the version when pending
+	// messages vanish instead (see listIdle).
 	after, err := s.bounds(ctx)
 	if err != nil {
 		return snap[T]{}, err
@@ -130,19 +139,20 @@ func (s *Source[T]) snapshot(ctx context.Context, want uint64, exact bool) (snap
 		if err != nil {
 			return snap[T]{}, err
 		}
-		if e.op == opPut {
+		if e.seq > state[e.key].seq { // never an older message over a newer one
 			state[e.key] = e
-		} else {
-			delete(state, e.key)
 		}
 		version = max(version, e.seq)
 		meta, _ := m.Metadata() // entryOf read it
-		if meta.NumPending == 0 || version >= after.last {
+		if meta.NumPending == 0 {
 			break
 		}
 	}
 	out := snap[T]{version: version}
 	for _, key := range slices.Sorted(maps.Keys(state)) {
+		if state[key].op != opPut {
+			continue // deleted or purged
+		}
 		obj, v := s.decode(ctx, state[key], true)
 		if v == bad {
 			out.bad = append(out.bad, key)

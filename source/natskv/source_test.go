@@ -277,3 +277,29 @@ func TestBadValue(t *testing.T) {
 	require.Equal(t, vg, ev.Version)
 	require.Equal(t, uint64(2), src.DecodeErrors())
 }
+
+// A key written with a TTL, in a bucket that leaves markers when limits
+// remove keys (LimitMarkerTTL), arrives as Deleted when it expires, with
+// the value the watch saw.
+func TestKeyTTLExpiryIsDeleted(t *testing.T) {
+	src, w := fixture(t, jetstream.KeyValueConfig{LimitMarkerTTL: time.Second}, natskv.Options[obj]{})
+	ctx := t.Context()
+	p, err := src.List(ctx, informer.ListOptions{})
+	require.NoError(t, err)
+	wt, err := src.Watch(ctx, informer.WatchOptions{Version: p.Version})
+	require.NoError(t, err)
+	defer wt.Stop()
+	b := []byte(`{"name":"short","gen":1}`)
+	vc, err := rev(w.kv.Create(ctx, "short", b, jetstream.KeyTTL(time.Second)))
+	require.NoError(t, err)
+	ev := next(t, wt)
+	require.Equal(t, informer.EventAdded, ev.Type)
+	require.Equal(t, vc, ev.Version)
+	ev = next(t, wt) // within 10 s: the TTL is 1 s
+	require.Equal(t, informer.EventDeleted, ev.Type)
+	require.Equal(t, "short", ev.Object.Key)
+	require.Equal(t, 1, ev.Object.Value.Gen)
+	require.False(t, ev.Object.ValueUnknown)
+	_, err = w.kv.Get(ctx, "short")
+	require.ErrorIs(t, err, jetstream.ErrKeyNotFound)
+}

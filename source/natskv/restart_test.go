@@ -95,8 +95,16 @@ func TestServerRestart(t *testing.T) {
 				got = len(written)
 				continue
 			}
-			require.Equal(t, written[got], ev.Version, "change %d of the watch", got)
-			got++
+			// A put whose acknowledgement the restart lost was retried:
+			// the stream may hold it twice, the first unacknowledged.
+			switch c := compareVersions(ev.Version, written[got]); {
+			case c < 0:
+				require.Contains(t, []informer.EventType{informer.EventAdded, informer.EventModified}, ev.Type, "an unacknowledged write at %s", ev.Version)
+			case c > 0:
+				t.Fatalf("the watch skipped the write at %s: next event at %s", written[got], ev.Version)
+			default:
+				got++
+			}
 		case <-timer.C:
 			t.Fatalf("watch: %d of %d writes within 30s", got, len(written))
 		}

@@ -3,9 +3,11 @@ package natskv_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -244,6 +246,7 @@ func TestBadValue(t *testing.T) {
 	var reported []error
 	src, w := fixture(t, jetstream.KeyValueConfig{}, natskv.Options[obj]{
 		ErrorHandler: func(_ context.Context, err error) { reported = append(reported, err) },
+		Logger:       logr.FromSlogHandler(slog.DiscardHandler),
 	})
 	ctx := t.Context()
 	ok(t)(w.create(ctx, "a"))

@@ -1,0 +1,178 @@
+package natskv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// Watch streams the changes of the bucket after opts.Version, in revision
+// order, from an ordered consumer of the bucket's stream starting at the
+// next revision; with SendInitialEvents, it first sends the state of a
+// snapshot (see [Source.List]) as Added events and a Bookmark with
+// InitialEventsEnd. See the package doc (Watches) for how messages become
+// events, and for when a watch ends with ErrExpired.
+//
+// Possible errors: [informer.ErrInvalidOptions] (a bad or missing
+// version); [informer.ErrVersionTooLarge] (a version newer than the
+// stream's last revision); [informer.ErrExpired] (a version older than the
+// revision before the stream's first); the client's, classified;
+// ctx.Err().
+func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
+	w := &watcher[T]{s: s, known: make(map[string]keyState[T])}
+	var start uint64
+	if opts.SendInitialEvents {
+		var want uint64
+		if opts.Version != "" {
+			v, err := parseRev(opts.Version)
+			if err != nil {
+				return nil, err
+			}
+			want = v
+		}
+		snap, err := s.snapshot(ctx, want, false)
+		if err != nil {
+			return nil, err
+		}
+		start, w.initial, w.complete = snap.version, snap.items, true
+		for _, o := range snap.items {
+			w.known[o.Key] = keyState[T]{present: true, obj: o}
+		}
+		for _, key := range snap.bad {
+			w.known[key] = keyState[T]{present: true}
+		}
+	} else {
+		if opts.Version == "" {
+			return nil, fmt.Errorf("natskv source: watch without a version: %w", informer.ErrInvalidOptions)
+		}
+		v, err := parseRev(opts.Version)
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.bounds(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.check(v); err != nil {
+			return nil, err
+		}
+		start, w.noLookup = v, !b.direct
+	}
+	cons, err := s.opts.JetStream.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.prefix + ">"},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    start + 1,
+	})
+	if err != nil {
+		return nil, classify(ctx, "watch: create consumer", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		s.deleteConsumer(cons)
+		return nil, classify(ctx, "watch: consume", err)
+	}
+	w.ch = make(chan informer.Event[*Object[T]], s.opts.WatchBuffer)
+	var wctx context.Context
+	if opts.Timeout > 0 {
+		wctx, w.cancel = context.WithTimeout(ctx, opts.Timeout)
+	} else {
+		wctx, w.cancel = context.WithCancel(ctx)
+	}
+	w.wg.Go(func() {
+		defer s.deleteConsumer(cons) // after the channel is closed: it may wait
+		defer w.cancel()
+		defer close(w.ch)
+		defer it.Stop()
+		w.run(wctx, it, start)
+	})
+	return w, nil
+}
+
+// watcher is one open watch.
+type watcher[T any] struct {
+	s      *Source[T]
+	ch     chan informer.Event[*Object[T]]
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// Owned by the watch's goroutine.
+	initial  []*Object[T]           // the initial events of a streaming list
+	known    map[string]keyState[T] // the state of each key the watch has seen
+	complete bool                   // known holds every key present (a streaming list's)
+	noLookup bool                   // the stream allows no direct gets: previous values are unknown
+}
+
+// Events returns the stream; it is closed when the watch ends.
+func (w *watcher[T]) Events() <-chan informer.Event[*Object[T]] { return w.ch }
+
+// Stop ends the watch; idempotent, safe for concurrent use.
+func (w *watcher[T]) Stop() { w.cancel() }
+
+// send delivers ev unless the watch ends first.
+func (w *watcher[T]) send(ctx context.Context, ev informer.Event[*Object[T]]) bool {
+	select {
+	case w.ch <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fail sends an Error event (unless the watch was stopped).
+func (w *watcher[T]) fail(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		w.send(ctx, informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
+	}
+}
+
+// run delivers the initial events, if any, then the messages after start.
+func (w *watcher[T]) run(ctx context.Context, it jetstream.MessagesContext, start uint64) {
+	for _, o := range w.initial {
+		if !w.send(ctx, informer.Event[*Object[T]]{Type: informer.EventAdded, Object: o, Version: formatRev(o.Revision)}) {
+			return
+		}
+	}
+	if w.complete { // a streaming list
+		w.initial = nil
+		if !w.send(ctx, informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(start), InitialEventsEnd: true}) {
+			return
+		}
+	}
+	next := start + 1
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return
+			}
+			w.fail(ctx, classify(ctx, "watch", err))
+			return
+		}
+		e, err := w.s.entryOf(m)
+		if err != nil {
+			w.fail(ctx, err)
+			return
+		}
+		switch {
+		case e.seq < next: // delivered already (not expected of an ordered consumer)
+			continue
+		case e.seq > next:
+			w.fail(ctx, fmt.Errorf("natskv source: revisions %d to %d were removed from the stream before the watch delivered them: %w", next, e.seq-1, informer.ErrExpired))
+			return
+		}
+		next = e.seq + 1
+		ev, err := w.convert(ctx, e)
+		if err != nil {
+			w.fail(ctx, err)
+			return
+		}
+		if !w.send(ctx, ev) {
+			return
+		}
+	}
+}

@@ -6,13 +6,13 @@ import (
 
 func BenchmarkProbeSync(b *testing.B) {
 	n := 100_000
-	tmpl := NewPods(Small, n, 1)
+	tmpl := NewPods(Full, n, 1)
 	for _, s := range []Side{ClientGo, Ginformer} {
 		b.Run(s.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				b.StopTimer()
-				h := newHarness(s, 1, nil)
+				h := newHarness(s, harnessOptions{handlers: 1})
 				h.setList(tmpl, "1")
 				b.StartTimer()
 				h.start()
@@ -26,11 +26,11 @@ func BenchmarkProbeSync(b *testing.B) {
 
 func BenchmarkProbeEvents(b *testing.B) {
 	n := 10_000
-	tmpl := NewPods(Small, n, 1)
+	tmpl := NewPods(Full, n, 1)
 	ps := pool(10_000, n)
 	for _, s := range []Side{ClientGo, Ginformer} {
 		b.Run(s.String(), func(b *testing.B) {
-			h := newHarness(s, 1, nil)
+			h := newHarness(s, harnessOptions{handlers: 1})
 			h.setList(tmpl, "1")
 			h.start()
 			h.waitAll(int64(n))

@@ -30,25 +30,47 @@ var epoch = time.Now()
 
 func since() int64 { return int64(time.Since(epoch)) }
 
-// counter counts handler callbacks and closes a channel when a target is
-// reached. Each handler has its own.
+// counter is one benchmark handler: it does the same small piece of work on
+// both sides (see handlerWork), counts its callbacks (updates apart) and
+// closes a channel when a target is reached.
 type counter struct {
-	n      atomic.Int64
-	target atomic.Int64
-	mu     sync.Mutex
-	ch     chan struct{}
-	// Latency recording (nil sends: off). sends[i] is when the event whose
-	// object has Generation i was sent; lat collects handler-start minus send.
-	sends []atomic.Int64
-	lat   []float64
+	n       atomic.Int64
+	updates atomic.Int64
+	target  atomic.Int64
+	mu      sync.Mutex
+	ch      chan struct{}
+	work    handlerWork
+	// Latency recording (stamps nil: off). stamps[k] is when the k-th event
+	// after the first base callbacks was sent (since()); every handler sees
+	// events in order, so its callback number says which event it is. lat
+	// collects handler-start minus send, in ns.
+	stamps []int64
+	base   int64
+	lat    []float64
+	// sentinel: seen is closed when the pod of that name is added.
+	sentinel string
+	seen     chan struct{}
 }
 
-func (c *counter) hit(obj *corev1.Pod) {
-	if c.sends != nil {
-		now := since()
-		c.lat = append(c.lat, float64(now-c.sends[obj.Generation].Load()))
+func (c *counter) hit(p *corev1.Pod, update bool) {
+	var now int64
+	if c.stamps != nil {
+		now = since()
 	}
-	if v := c.n.Add(1); v == c.target.Load() {
+	c.work.do(p)
+	if update {
+		c.updates.Add(1)
+	}
+	v := c.n.Add(1)
+	if c.stamps != nil {
+		if k := v - 1 - c.base; k >= 0 && k < int64(len(c.stamps)) {
+			c.lat = append(c.lat, float64(now-c.stamps[k]))
+		}
+	}
+	if !update && c.sentinel != "" && p.Name == c.sentinel {
+		close(c.seen)
+	}
+	if v == c.target.Load() {
 		c.mu.Lock()
 		if c.ch != nil {
 			close(c.ch)
@@ -56,6 +78,13 @@ func (c *counter) hit(obj *corev1.Pod) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// record starts latency recording for the next len(stamps) events: the
+// handler has seen base callbacks so far; lat gets room for every sample.
+func (c *counter) record(stamps []int64, base int64) {
+	c.stamps, c.base = stamps, base
+	c.lat = make([]float64, 0, len(stamps))
 }
 
 // arm returns a channel closed once the count reaches target.
@@ -96,6 +125,9 @@ type harness struct {
 	cgInf     cache.SharedIndexInformer
 	// ginformer
 	giList    atomic.Pointer[[]*corev1.Pod]
+	// giListVersion is the version of the list response prepared (set
+	// with giList, before it).
+	giListVersion string
 	giWatches chan *informer.WatchStream[*corev1.Pod]
 	giWatch   *informer.WatchStream[*corev1.Pod]
 	giInf     *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
@@ -109,12 +141,20 @@ type cgListWatch struct{ *cache.ListWatch }
 
 func (cgListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
-// newHarness builds (not starts) an informer with handlers handlers, and
-// latency recording when sends is not nil.
-func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
+// harnessOptions configures a harness.
+type harnessOptions struct {
+	handlers  int
+	nodeIndex bool   // add the node index (spec.nodeName) to both informers
+	sentinel  string // each counter closes seen when this pod is added
+}
+
+// newHarness builds (not starts) an informer with its handlers.
+func newHarness(s Side, o harnessOptions) *harness {
 	h := &harness{side: s, done: make(chan struct{})}
-	for range handlers {
-		h.counters = append(h.counters, &counter{sends: sends})
+	for range o.handlers {
+		c := &counter{sentinel: o.sentinel, seen: make(chan struct{})}
+		c.work.byNode = make(map[string]int)
+		h.counters = append(h.counters, c)
 	}
 	if s == ClientGo {
 		h.cgWatches = make(chan *watch.FakeWatcher, 16)
@@ -131,15 +171,19 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 				return w, nil
 			},
 		}
+		idx := cgIndexers()
+		if o.nodeIndex {
+			idx[nodeIndex] = cgNodeIndex
+		}
 		h.cgInf = cache.NewSharedIndexInformerWithOptions(cgListWatch{lw}, &corev1.Pod{},
-			cache.SharedIndexInformerOptions{Indexers: cgIndexers()})
+			cache.SharedIndexInformerOptions{Indexers: idx})
 		for _, c := range h.counters {
 			_, err := h.cgInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(obj interface{}) { c.hit(obj.(*corev1.Pod)) },
-				UpdateFunc: func(_, obj interface{}) { c.hit(obj.(*corev1.Pod)) },
+				AddFunc:    func(obj interface{}) { c.hit(obj.(*corev1.Pod), false) },
+				UpdateFunc: func(_, obj interface{}) { c.hit(obj.(*corev1.Pod), true) },
 				DeleteFunc: func(obj interface{}) {
 					if p, ok := obj.(*corev1.Pod); ok {
-						c.hit(p)
+						c.hit(p, false)
 					}
 				},
 			})
@@ -154,7 +198,7 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 	src := informer.SourceFuncs[*corev1.Pod]{
 		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
 			if l := h.giList.Swap(nil); l != nil {
-				return informer.ListPage[*corev1.Pod]{Items: *l, Version: "1"}, nil
+				return informer.ListPage[*corev1.Pod]{Items: *l, Version: h.giListVersion}, nil
 			}
 			return informer.ListPage[*corev1.Pod]{}, fmt.Errorf("%w: %w", errNoList, informer.ErrTransient)
 		},
@@ -164,8 +208,13 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 			return w, nil
 		},
 	}
+	idx := giIndexes()
+	if o.nodeIndex {
+		idx = append(idx, giNodeIndex())
+	}
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
-		Source: src, KeyFunc: giKey, Indexes: giIndexes(), Name: "bench",
+		Source: src, KeyFunc: giKey, Indexes: idx, Name: "bench",
+		// ObjectVersion: func(p *corev1.Pod) string { return p.ResourceVersion },
 	})
 	if err != nil {
 		panic(err)
@@ -173,9 +222,9 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 	h.giInf = inf
 	for _, c := range h.counters {
 		_, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, *corev1.Pod]{
-			AddFunc:    func(p *corev1.Pod, _ bool) { c.hit(p) },
-			UpdateFunc: func(_, p *corev1.Pod) { c.hit(p) },
-			DeleteFunc: func(d informer.Deletion[informer.NamespacedKey, *corev1.Pod]) { c.hit(d.Object) },
+			AddFunc:    func(p *corev1.Pod, _ bool) { c.hit(p, false) },
+			UpdateFunc: func(_, p *corev1.Pod) { c.hit(p, true) },
+			DeleteFunc: func(d informer.Deletion[informer.NamespacedKey, *corev1.Pod]) { c.hit(d.Object, false) },
 		}, informer.HandlerOptions{})
 		if err != nil {
 			panic(err)
@@ -191,6 +240,7 @@ func (h *harness) setList(tmpl []*corev1.Pod, rv string) {
 		h.cgList.Store(PodList(tmpl, rv))
 	} else {
 		l := Copies(tmpl)
+		h.giListVersion = rv
 		h.giList.Store(&l)
 	}
 }

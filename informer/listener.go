@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ginformer/ginformer/internal/ringbuf"
@@ -41,30 +42,55 @@ type listener[K comparable, T any] struct {
 	// informer's mu is held.
 	reportMu sync.Mutex
 
-	// mu guards the queues, stopped and the current call's bookkeeping.
+	// mu guards the queues, stopped, marker and idle. The goroutine takes
+	// it once per batch (every-event mode: everything queued at that
+	// moment), not once per notification.
 	mu      sync.Mutex
-	queue   ringbuf.Ring[notification[K, T]] // every-event mode
-	order   ringbuf.Ring[pendingRef[K]]      // coalescing mode: delivery order
-	pending map[K]*notification[K, T]        // coalescing mode: one per key
-	stopped bool                             // nothing is queued or delivered any more
-	marker  bool                             // the sync marker is queued (not counted in the backlog)
-	// The handler call in progress: started is zero while the goroutine
-	// waits for work; calls counts the notifications taken, so a watchdog
-	// can tell one long call from a series of short ones.
-	started time.Time
+	queue   ringbuf.Chunked[notification[K, T]] // every-event mode: not yet taken by the goroutine
+	order   ringbuf.Ring[pendingRef[K]]         // coalescing mode: delivery order
+	pending map[K]*notification[K, T]           // coalescing mode: one per key
+	stopped bool                                // nothing is queued or delivered any more
+	marker  bool                                // the sync marker is queued (not counted in the backlog)
+	// idle: the goroutine found nothing to take and waits on wake; the next
+	// enqueue clears it and signals. While the goroutine is busy, enqueues
+	// send no signal at all.
+	idle bool
+	// halted mirrors stopped for the goroutine's check before every call,
+	// made with no lock held.
+	halted atomic.Bool
+
+	// callMu guards the bookkeeping of the handler call in progress, written
+	// by the goroutine once per call and read by the watchdog and Health. It
+	// may be taken while mu is held, never the other way round.
+	callMu sync.Mutex
+	// started is when the call in progress started (monoNow), zero while
+	// the goroutine is between calls; calls counts the notifications taken,
+	// so a watchdog can tell one long call from a series of short ones;
+	// taken counts the notifications the goroutine holds in its batch that
+	// no call has started for yet (markers excluded): part of the backlog.
+	started int64
 	curKey  K
 	calls   uint64
+	taken   int
 	// stuck counts calls that ran longer than the informer's threshold
 	// (reported by the watchdog); stuckCall is the last such call's number.
 	stuck     int64
 	stuckCall uint64
 
-	wake     chan struct{} // cap 1: something was enqueued
+	wake     chan struct{} // cap 1: something was enqueued while idle
 	stop     chan struct{} // closed by close() to stop the goroutine
 	stopOnce sync.Once
 	done     chan struct{} // closed when the goroutine has exited
 	synced   chan struct{} // closed once the noteSynced marker was delivered
 }
+
+// monoEpoch is the origin of monoNow.
+var monoEpoch = time.Now()
+
+// monoNow returns the monotonic clock in nanoseconds since monoEpoch, never
+// zero. It reads only the monotonic clock (time.Since of a time that has
+// one), about half the cost of time.Now, which also reads the wall clock.
+func monoNow() int64 { return int64(time.Since(monoEpoch)) + 1 }
 
 // pendingRef is an entry of the coalescing order: a key, or the sync marker.
 type pendingRef[K comparable] struct {
@@ -122,8 +148,38 @@ func (l *listener[K, T]) enqueue(ns ...notification[K, T]) {
 	for _, n := range ns {
 		l.enqueueLocked(n)
 	}
+	wake := l.wakeLocked()
 	l.mu.Unlock()
-	l.signal()
+	if wake {
+		l.signal()
+	}
+}
+
+// enqueueNotes queues the notes of one committed batch, those with syncs[i]
+// set (resync updates) only if resync: the processing loop's hand-off, one
+// lock acquisition and at most one wake-up per batch.
+func (l *listener[K, T]) enqueueNotes(notes []notification[K, T], syncs []bool, resync bool) {
+	l.mu.Lock()
+	for j, n := range notes {
+		if !syncs[j] || resync {
+			l.enqueueLocked(n)
+		}
+	}
+	wake := l.wakeLocked()
+	l.mu.Unlock()
+	if wake {
+		l.signal()
+	}
+}
+
+// wakeLocked reports whether the goroutine waits for work that is now
+// queued, and clears idle: the caller must signal once it released mu.
+func (l *listener[K, T]) wakeLocked() bool {
+	if !l.idle || (l.queue.Len() == 0 && l.order.Len() == 0) {
+		return false
+	}
+	l.idle = false
+	return true
 }
 
 // close stops the listener's goroutine; queued notifications are dropped.
@@ -132,6 +188,7 @@ func (l *listener[K, T]) close() {
 	l.stopOnce.Do(func() {
 		l.mu.Lock()
 		l.stopped = true
+		l.halted.Store(true)
 		l.mu.Unlock()
 		close(l.stop)
 	})
@@ -154,11 +211,15 @@ func (l *listener[K, T]) backlog() int {
 
 // reportBacklog reports the handler's backlog to Metrics (see reportMu).
 func (l *listener[K, T]) reportBacklog() {
+	if _, ok := l.metrics.(NoopMetrics); ok {
+		return // nothing to report to: spare the two locks
+	}
 	l.reportMu.Lock()
 	defer l.reportMu.Unlock()
 	l.metrics.HandlerBacklog(l.informer, l.name, l.backlog())
 }
 
+// backlogLocked is backlog; the caller holds l.mu.
 func (l *listener[K, T]) backlogLocked() int {
 	n := l.queue.Len()
 	if l.coalesce {
@@ -167,36 +228,48 @@ func (l *listener[K, T]) backlogLocked() int {
 	if l.marker {
 		n-- // the sync marker is bookkeeping, not a notification
 	}
+	l.callMu.Lock()
+	n += l.taken
+	l.callMu.Unlock()
 	return n
 }
 
-// next pops the next notification and records it as the call in progress,
-// started at the time it returns. It reports false when the queue is empty
-// or the listener is stopped.
-func (l *listener[K, T]) next() (n notification[K, T], started time.Time, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, ok = l.popLocked()
-	if n.kind == noteSynced {
-		l.marker = false
-	}
-	if ok {
-		l.started, l.curKey = time.Now(), n.key
-		l.calls++
+// takeLocked moves work into batch, which is empty: in every-event mode
+// everything queued (the queues swap chunks), in coalescing mode the next
+// pending notification (pending ones keep merging until taken). It returns
+// how many notifications it moved. The caller holds l.mu.
+func (l *listener[K, T]) takeLocked(batch *ringbuf.Chunked[notification[K, T]]) int {
+	markerTaken := false
+	if !l.coalesce {
+		if l.queue.Len() == 0 {
+			return 0
+		}
+		// The producer goes on with batch's spare chunks, those the last
+		// batch used: about as many as the next one will need. More, left
+		// by a burst, are dropped.
+		batch.Trim(2 + 2*l.queue.Len()/64)
+		l.queue.Swap(batch)
+		markerTaken = l.marker // every-event mode: it is in the batch if queued
+	} else if n, ok := l.popPendingLocked(); ok {
+		batch.Push(n)
+		markerTaken = n.kind == noteSynced
 	} else {
-		var zero K
-		l.started, l.curKey = time.Time{}, zero
+		return 0
 	}
-	return n, l.started, ok
+	taken := batch.Len()
+	if markerTaken {
+		l.marker = false
+		taken--
+	}
+	l.callMu.Lock()
+	l.taken = taken
+	l.callMu.Unlock()
+	return batch.Len()
 }
 
-func (l *listener[K, T]) popLocked() (notification[K, T], bool) {
-	if l.stopped {
-		return notification[K, T]{}, false
-	}
-	if !l.coalesce {
-		return l.queue.Pop()
-	}
+// popPendingLocked pops the next pending notification of a coalescing
+// listener. The caller holds l.mu.
+func (l *listener[K, T]) popPendingLocked() (notification[K, T], bool) {
 	for {
 		ref, ok := l.order.Pop()
 		if !ok {
@@ -213,11 +286,11 @@ func (l *listener[K, T]) popLocked() (notification[K, T], bool) {
 	}
 }
 
-// call describes the handler call in progress, if any: when it started,
-// its sequence number and the key it is about.
-func (l *listener[K, T]) call() (started time.Time, seq uint64, key K) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// call describes the handler call in progress, if any: when it started
+// (monoNow; zero if none), its sequence number and the key it is about.
+func (l *listener[K, T]) call() (started int64, seq uint64, key K) {
+	l.callMu.Lock()
+	defer l.callMu.Unlock()
 	return l.started, l.calls, l.curKey
 }
 
@@ -225,22 +298,45 @@ func (l *listener[K, T]) call() (started time.Time, seq uint64, key K) {
 // Both are checked before every call, so once either happens the goroutine
 // exits as soon as the call in progress returns; queued notifications are
 // dropped.
+//
+// The goroutine takes everything queued under one acquisition of l.mu and
+// delivers it with no lock held but callMu's brief per-call bookkeeping;
+// it waits on wake only after finding the queue empty, and enqueues signal
+// it only then, so a busy handler costs its producer no wake-up.
 func (l *listener[K, T]) run(ctx context.Context) {
 	defer close(l.done)
 	done := ctx.Done()
+	var batch ringbuf.Chunked[notification[K, T]]
 	defer func() {
 		l.mu.Lock()
 		l.stopped = true
+		l.halted.Store(true)
 		l.marker = false
 		l.queue.Clear()
 		l.order.Clear()
 		clear(l.pending)
+		l.callMu.Lock()
+		var zero K
+		l.started, l.curKey, l.taken = 0, zero, 0
+		l.callMu.Unlock()
 		l.mu.Unlock()
+		batch.Clear()
 	}()
 	busy := false // a notification was taken since the last idle report
 	for {
-		n, started, ok := l.next()
-		if !ok {
+		l.mu.Lock()
+		if l.stopped {
+			l.mu.Unlock()
+			return
+		}
+		got := l.takeLocked(&batch)
+		l.idle = got == 0
+		if got == 0 {
+			l.queue.Trim(1) // idle: give a burst's chunks back
+		}
+		l.mu.Unlock()
+		if got == 0 {
+			batch.Trim(1)
 			if busy {
 				// Caught up: report it, or the backlog last reported (by
 				// the processing loop, at enqueue time) would stand.
@@ -256,34 +352,67 @@ func (l *listener[K, T]) run(ctx context.Context) {
 				continue
 			}
 		}
+		busy = true
+		if !l.deliverBatch(done, &batch) {
+			return
+		}
+	}
+}
+
+// deliverBatch delivers the notifications of batch in order, emptying it.
+// It reports false, leaving the rest undelivered, once ctx is done or the
+// listener is stopped (checked before every call). The end of one call,
+// read once, is the start of the next: one clock reading per call.
+func (l *listener[K, T]) deliverBatch(done <-chan struct{}, batch *ringbuf.Chunked[notification[K, T]]) bool {
+	start := monoNow()
+	for {
+		n, ok := batch.Pop()
+		if !ok {
+			break
+		}
+		if l.halted.Load() {
+			return false
+		}
 		select {
 		case <-done:
-			return
+			return false
 		default:
 		}
-		busy = true
-		l.deliver(n, started)
+		l.callMu.Lock()
+		l.started, l.curKey = start, n.key
+		l.calls++
+		if n.kind != noteSynced {
+			l.taken--
+		}
+		l.callMu.Unlock()
+		start = l.deliver(n, start)
 	}
+	l.callMu.Lock()
+	var zero K
+	l.started, l.curKey = 0, zero
+	l.callMu.Unlock()
+	return true
 }
 
 // deliver calls the handler for one notification, recovering a panic so the
 // listener goes on with the next one. It observes the call's duration from
-// started, the time next recorded for the watchdog: one clock reading per
-// call is added, at its end.
-func (l *listener[K, T]) deliver(n notification[K, T], started time.Time) {
+// started and returns when the call ended (monoNow).
+func (l *listener[K, T]) deliver(n notification[K, T], started int64) (ended int64) {
 	if n.kind == noteSynced {
 		select {
 		case <-l.synced:
 		default:
 			close(l.synced)
 		}
-		return
+		return started
 	}
 	defer func() {
 		p := recover()
-		l.metrics.HandlerCallDuration(l.informer, l.name, time.Since(started))
+		ended = monoNow()
+		l.metrics.HandlerCallDuration(l.informer, l.name, time.Duration(ended-started))
 		if p != nil {
 			l.onPanic(l.name, fmt.Errorf("%w: handler %q panicked: %v\n%s", ErrHandlerPanic, l.name, p, debug.Stack()))
+			ended = monoNow()
 		}
 	}()
 	switch n.kind {
@@ -297,4 +426,5 @@ func (l *listener[K, T]) deliver(n notification[K, T], started time.Time) {
 		l.handler.OnDelete(Deletion[K, T]{Key: n.key, Object: n.old, FinalStateUnknown: n.unknown})
 		l.handler.OnAdd(n.obj, n.initial)
 	}
+	return 0 // replaced by the deferred function
 }

@@ -109,15 +109,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	anySync := slices.Contains(p.syncs, true)
 	p.notified = append(p.notified[:0], inf.listeners...)
 	for _, l := range inf.listeners {
-		resync := anySync && inf.resyncing(l)
-		l.mu.Lock()
-		for j, n := range p.notes {
-			if !p.syncs[j] || resync {
-				l.enqueueLocked(n)
-			}
-		}
-		l.mu.Unlock()
-		l.signal()
+		l.enqueueNotes(p.notes, p.syncs, anySync && inf.resyncing(l))
 	}
 	inf.mu.Unlock()
 

@@ -124,13 +124,13 @@ type harness struct {
 	cgWatch   *watch.FakeWatcher
 	cgInf     cache.SharedIndexInformer
 	// ginformer
-	giList    atomic.Pointer[[]*corev1.Pod]
+	giList atomic.Pointer[[]*corev1.Pod]
 	// giListVersion is the version of the list response prepared (set
 	// with giList, before it).
 	giListVersion string
-	giWatches chan *informer.WatchStream[*corev1.Pod]
-	giWatch   *informer.WatchStream[*corev1.Pod]
-	giInf     *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
+	giWatches     chan *informer.WatchStream[*corev1.Pod]
+	giWatch       *informer.WatchStream[*corev1.Pod]
+	giInf         *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
 }
 
 // cgListWatch is client-go's ListWatch with the documented opt-out from

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -29,20 +30,22 @@ func BenchmarkProbeEvents(b *testing.B) {
 	tmpl := NewPods(Full, n, 1)
 	ps := pool(10_000, n)
 	for _, s := range []Side{ClientGo, Ginformer} {
-		b.Run(s.String(), func(b *testing.B) {
-			h := newHarness(s, harnessOptions{handlers: 1})
-			h.setList(tmpl, "1")
-			h.start()
-			h.waitAll(int64(n))
-			h.nextWatch()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				h.send(ps[i%len(ps)])
-			}
-			h.waitAll(int64(n + b.N))
-			b.StopTimer()
-			h.stop()
-		})
+		for _, handlers := range []int{1, 10} {
+			b.Run(fmt.Sprintf("%s/handlers=%d", s, handlers), func(b *testing.B) {
+				h := newHarness(s, harnessOptions{handlers: handlers})
+				h.setList(tmpl, "1")
+				h.start()
+				h.waitAll(int64(n))
+				h.nextWatch()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					h.send(ps[i%len(ps)])
+				}
+				h.waitAll(int64(n + b.N))
+				b.StopTimer()
+				h.stop()
+			})
+		}
 	}
 }

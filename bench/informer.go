@@ -197,7 +197,7 @@ func relistWorkload(cfg Config) Workload {
 	return Workload{
 		Metrics: []Metric{
 			{Group: "Relist", Name: "update notifications delivered, " + name, Unit: "updates", Target: Target{GinformerAtMost, float64(changed)}},
-			{Group: "Relist", Name: "relist time to the sentinel's add, " + name, Unit: "ms"},
+			{Group: "Relist", Name: "time from the watch expiring to the sentinel's add (reflector backoff included), " + name, Unit: "ms"},
 			{Group: "Relist", Name: "peak heap during relist / steady state, " + name, Unit: "×", Target: Target{GinformerAtMost, 1.3}, Chart: false},
 			{Group: "Relist", Name: "steady-state heap (objects + informer), " + name, Unit: "MB"},
 			{Group: "Relist", Name: "peak heap during relist, " + name, Unit: "MB"},

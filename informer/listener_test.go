@@ -196,3 +196,59 @@ func TestListenerRecoversPanics(t *testing.T) {
 		assert.Contains(t, errs[0].Error(), "boom on bad")
 	})
 }
+
+// TestListenerBatchBacklogAndStop: the goroutine takes everything queued at
+// once; what it holds still counts in the backlog until each call starts,
+// notifications queued meanwhile wait for the next batch, and a stop in the
+// middle of a batch drops the rest of it.
+func TestListenerBatchBacklogAndStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{gate: make(chan struct{})}
+		l := newListener[string, string](h, "h", false, 0, nil)
+		stop := startListener(t, l)
+		defer stop()
+		l.enqueue(note(noteAdd, "a", "a"), note(noteAdd, "b", "b"), notification[string, string]{kind: noteSynced}, note(noteAdd, "c", "c"))
+		synctest.Wait() // the goroutine took all four and waits in the call for a
+		assert.Equal(t, 2, l.backlog(), "b and c; the call in progress and the marker are not counted")
+		started, seq, key := l.call()
+		assert.NotZero(t, started)
+		assert.Equal(t, uint64(1), seq)
+		assert.Equal(t, "a", key)
+		l.enqueue(note(noteAdd, "d", "d"))
+		assert.Equal(t, 3, l.backlog())
+		h.gate <- struct{}{} // a returns; b starts
+		synctest.Wait()
+		assert.Equal(t, 2, l.backlog())
+		l.close()
+		h.gate <- struct{}{} // b returns: the marker, c and d are dropped
+		<-l.done
+		assert.Equal(t, []string{"add a", "add b"}, h.got())
+		assert.Equal(t, 0, l.backlog())
+		select {
+		case <-l.synced:
+			t.Error("the marker was delivered after the stop")
+		default:
+		}
+	})
+}
+
+// TestListenerNoWakeWhileBusy: enqueues signal the goroutine only when it
+// waits for work.
+func TestListenerNoWakeWhileBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{gate: make(chan struct{})}
+		l := newListener[string, string](h, "h", false, 0, nil)
+		stop := startListener(t, l)
+		defer stop()
+		synctest.Wait() // idle: waits on wake
+		l.enqueue(note(noteAdd, "a", "a"))
+		synctest.Wait() // busy in the call for a
+		for _, k := range []string{"b", "c", "d"} {
+			l.enqueue(note(noteAdd, k, k))
+		}
+		assert.Empty(t, l.wake, "no signal while the goroutine is busy")
+		close(h.gate)
+		synctest.Wait()
+		assert.Equal(t, []string{"add a", "add b", "add c", "add d"}, h.got())
+	})
+}

@@ -46,11 +46,13 @@ type listener[K comparable, T any] struct {
 	// it once per batch (every-event mode: everything queued at that
 	// moment), not once per notification.
 	mu      sync.Mutex
-	queue   ringbuf.Chunked[notification[K, T]] // every-event mode: not yet taken by the goroutine
-	order   ringbuf.Ring[pendingRef[K]]         // coalescing mode: delivery order
-	pending map[K]*notification[K, T]           // coalescing mode: one per key
-	stopped bool                                // nothing is queued or delivered any more
-	marker  bool                                // the sync marker is queued (not counted in the backlog)
+	queue   ringbuf.Chunked[noteSpan[K, T]] // every-event mode: batches not yet taken by the goroutine
+	queued  int                             // every-event mode: notifications in queue (markers excluded)
+	order   ringbuf.Ring[pendingRef[K]]     // coalescing mode: delivery order
+	pending map[K]*notification[K, T]       // coalescing mode: one per key
+	stopped bool                            // nothing is queued or delivered any more
+	marker  bool                            // coalescing mode: the sync marker is queued (not counted in the backlog)
+	one     noteBatch[K, T]                 // coalescing mode: holds the one notification taken, reused
 	// idle: the goroutine found nothing to take and waits on wake; the next
 	// enqueue clears it and signals. While the goroutine is busy, enqueues
 	// send no signal at all.
@@ -117,18 +119,15 @@ func newListener[K comparable, T any](h Handler[K, T], name string, coalesce boo
 	return l
 }
 
-// enqueueLocked adds n to the queue. The caller holds l.mu.
+// enqueueLocked adds n to the queue of a coalescing listener. The caller
+// holds l.mu.
 func (l *listener[K, T]) enqueueLocked(n notification[K, T]) {
 	if l.stopped {
 		return
 	}
-	if n.kind == noteSynced {
-		l.marker = true
-	}
 	switch {
-	case !l.coalesce:
-		l.queue.Push(n)
 	case n.kind == noteSynced:
+		l.marker = true
 		l.order.Push(pendingRef[K]{marker: true})
 	default:
 		if p, ok := l.pending[n.key]; ok {
@@ -142,27 +141,38 @@ func (l *listener[K, T]) enqueueLocked(n notification[K, T]) {
 	}
 }
 
-// enqueue adds notifications and wakes the goroutine.
+// enqueue adds notifications and wakes the goroutine. The listener keeps ns
+// (every-event mode): the caller must not modify it afterwards.
 func (l *listener[K, T]) enqueue(ns ...notification[K, T]) {
-	l.mu.Lock()
+	b := &noteBatch[K, T]{notes: ns}
 	for _, n := range ns {
-		l.enqueueLocked(n)
+		if n.kind == noteSynced {
+			b.markers++
+		}
 	}
-	wake := l.wakeLocked()
-	l.mu.Unlock()
-	if wake {
-		l.signal()
-	}
+	l.enqueueBatch(b, true)
 }
 
-// enqueueNotes queues the notes of one committed batch, those with syncs[i]
-// set (resync updates) only if resync: the processing loop's hand-off, one
-// lock acquisition and at most one wake-up per batch.
-func (l *listener[K, T]) enqueueNotes(notes []notification[K, T], syncs []bool, resync bool) {
+// enqueueBatch queues the notifications of b, those b marks as resync
+// updates only if resync: the processing loop's hand-off, one lock
+// acquisition and at most one wake-up per batch. In every-event mode it
+// queues a reference to b (taking one of b's references for it); in
+// coalescing mode it merges each notification into the pending ones.
+func (l *listener[K, T]) enqueueBatch(b *noteBatch[K, T], resync bool) {
 	l.mu.Lock()
-	for j, n := range notes {
-		if !syncs[j] || resync {
-			l.enqueueLocked(n)
+	switch {
+	case l.stopped:
+	case l.coalesce:
+		for j, n := range b.notes {
+			if b.syncs == nil || !b.syncs[j] || resync {
+				l.enqueueLocked(n)
+			}
+		}
+	default:
+		if n := b.count(resync); n > 0 || b.markers > 0 {
+			b.refs.Add(1)
+			l.queue.Push(noteSpan[K, T]{b: b, resync: resync})
+			l.queued += n
 		}
 	}
 	wake := l.wakeLocked()
@@ -221,12 +231,12 @@ func (l *listener[K, T]) reportBacklog() {
 
 // backlogLocked is backlog; the caller holds l.mu.
 func (l *listener[K, T]) backlogLocked() int {
-	n := l.queue.Len()
+	n := l.queued
 	if l.coalesce {
 		n = l.order.Len()
-	}
-	if l.marker {
-		n-- // the sync marker is bookkeeping, not a notification
+		if l.marker {
+			n-- // the sync marker is bookkeeping, not a notification
+		}
 	}
 	l.callMu.Lock()
 	n += l.taken
@@ -237,29 +247,29 @@ func (l *listener[K, T]) backlogLocked() int {
 // takeLocked moves work into batch, which is empty: in every-event mode
 // everything queued (the queues swap chunks), in coalescing mode the next
 // pending notification (pending ones keep merging until taken). It returns
-// how many notifications it moved. The caller holds l.mu.
-func (l *listener[K, T]) takeLocked(batch *ringbuf.Chunked[notification[K, T]]) int {
-	markerTaken := false
+// how many batches it moved. The caller holds l.mu.
+func (l *listener[K, T]) takeLocked(batch *ringbuf.Chunked[noteSpan[K, T]]) int {
+	var taken int
 	if !l.coalesce {
 		if l.queue.Len() == 0 {
 			return 0
 		}
 		// The producer goes on with batch's spare chunks, those the last
-		// batch used: about as many as the next one will need. More, left
+		// take used: about as many as the next one will need. More, left
 		// by a burst, are dropped.
 		batch.Trim(2 + 2*l.queue.Len()/64)
 		l.queue.Swap(batch)
-		markerTaken = l.marker // every-event mode: it is in the batch if queued
+		taken, l.queued = l.queued, 0
 	} else if n, ok := l.popPendingLocked(); ok {
-		batch.Push(n)
-		markerTaken = n.kind == noteSynced
+		l.one.notes = append(l.one.notes[:0], n)
+		batch.Push(noteSpan[K, T]{b: &l.one, resync: true})
+		if n.kind == noteSynced {
+			l.marker = false
+		} else {
+			taken = 1
+		}
 	} else {
 		return 0
-	}
-	taken := batch.Len()
-	if markerTaken {
-		l.marker = false
-		taken--
 	}
 	l.callMu.Lock()
 	l.taken = taken
@@ -306,13 +316,14 @@ func (l *listener[K, T]) call() (started int64, seq uint64, key K) {
 func (l *listener[K, T]) run(ctx context.Context) {
 	defer close(l.done)
 	done := ctx.Done()
-	var batch ringbuf.Chunked[notification[K, T]]
+	var batch ringbuf.Chunked[noteSpan[K, T]]
 	defer func() {
 		l.mu.Lock()
 		l.stopped = true
 		l.halted.Store(true)
 		l.marker = false
 		l.queue.Clear()
+		l.queued = 0
 		l.order.Clear()
 		clear(l.pending)
 		l.callMu.Lock()
@@ -363,29 +374,40 @@ func (l *listener[K, T]) run(ctx context.Context) {
 // It reports false, leaving the rest undelivered, once ctx is done or the
 // listener is stopped (checked before every call). The end of one call,
 // read once, is the start of the next: one clock reading per call.
-func (l *listener[K, T]) deliverBatch(done <-chan struct{}, batch *ringbuf.Chunked[notification[K, T]]) bool {
+func (l *listener[K, T]) deliverBatch(done <-chan struct{}, batch *ringbuf.Chunked[noteSpan[K, T]]) bool {
 	start := monoNow()
 	for {
-		n, ok := batch.Pop()
+		sp, ok := batch.Pop()
 		if !ok {
 			break
 		}
-		if l.halted.Load() {
-			return false
+		notes, syncs := sp.b.notes, sp.b.syncs
+		for i := range notes {
+			if syncs != nil && syncs[i] && !sp.resync {
+				continue
+			}
+			if l.halted.Load() {
+				return false
+			}
+			select {
+			case <-done:
+				return false
+			default:
+			}
+			n := &notes[i]
+			l.callMu.Lock()
+			l.started, l.curKey = start, n.key
+			l.calls++
+			if n.kind != noteSynced {
+				l.taken--
+			}
+			l.callMu.Unlock()
+			start = l.deliver(n, start)
 		}
-		select {
-		case <-done:
-			return false
-		default:
+		if sp.b == &l.one {
+			clear(l.one.notes) // do not keep the object until the next take
 		}
-		l.callMu.Lock()
-		l.started, l.curKey = start, n.key
-		l.calls++
-		if n.kind != noteSynced {
-			l.taken--
-		}
-		l.callMu.Unlock()
-		start = l.deliver(n, start)
+		sp.b.release()
 	}
 	l.callMu.Lock()
 	var zero K
@@ -397,7 +419,7 @@ func (l *listener[K, T]) deliverBatch(done <-chan struct{}, batch *ringbuf.Chunk
 // deliver calls the handler for one notification, recovering a panic so the
 // listener goes on with the next one. It observes the call's duration from
 // started and returns when the call ended (monoNow).
-func (l *listener[K, T]) deliver(n notification[K, T], started int64) (ended int64) {
+func (l *listener[K, T]) deliver(n *notification[K, T], started int64) (ended int64) {
 	if n.kind == noteSynced {
 		select {
 		case <-l.synced:

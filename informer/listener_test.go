@@ -252,3 +252,38 @@ func TestListenerNoWakeWhileBusy(t *testing.T) {
 		assert.Equal(t, []string{"add a", "add b", "add c", "add d"}, h.got())
 	})
 }
+
+// TestListenerSharedBatch: two every-event listeners and a coalescing one
+// receive the same batch; only a listener due for resync gets its resync
+// updates; the batch goes back to its pool once every holder released it.
+func TestListenerSharedBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var pool sync.Pool
+		due, notDue, coal := &recorder{}, &recorder{}, &recorder{}
+		ls := []*listener[string, string]{
+			newListener[string, string](due, "due", false, 0, nil),
+			newListener[string, string](notDue, "not-due", false, 0, nil),
+			newListener[string, string](coal, "coal", true, 0, nil),
+		}
+		for _, l := range ls {
+			defer startListener(t, l)()
+		}
+		b := getBatch[string, string](&pool)
+		b.notes = append(b.notes, note(noteAdd, "a", "a1"),
+			notification[string, string]{kind: noteUpdate, key: "b", old: "b1", obj: "b1"},
+			notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"})
+		b.syncs = append(b.syncs, false, true, false)
+		b.nsync = 1
+		ls[0].enqueueBatch(b, true)
+		ls[1].enqueueBatch(b, false)
+		ls[2].enqueueBatch(b, false)
+		assert.Equal(t, int32(3), b.refs.Load(), "the caller's and two every-event listeners'")
+		b.release()
+		synctest.Wait()
+		assert.Equal(t, []string{"add a1", "update b1->b1", "update a1->a2"}, due.got())
+		assert.Equal(t, []string{"add a1", "update a1->a2"}, notDue.got())
+		assert.Equal(t, []string{"add a2"}, coal.got(), "coalesced: add then update")
+		assert.Equal(t, int32(0), b.refs.Load())
+		assert.Empty(t, b.notes, "released to the pool, cleared")
+	})
+}

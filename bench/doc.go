@@ -238,8 +238,10 @@ const workloadNotes = `- **FIFO**: add N distinct small pods to a fresh queue, t
 - **Relist**: an informer synced with N full pods (steady state = live heap after GC, objects included), then the
   watch fails with "version expired" (410 / ErrExpired) and both reflectors relist: the same N pods, 1% of them
   changed (new resourceVersion and status), plus one new pod at the end of the list (a sentinel: once the handler
-  has its add, it has been handed everything the relist produced before it). Update notifications counted until
-  then; peak heap from the moment the new list response exists.`
+  has its add, it has been handed everything the relist produced before it). The relist is served in the pages
+  each reflector asks for (both ask for 500 items), each page deep-copied when asked for, as a paging source decodes
+  it (the copies count in the relist's time on both sides). Update notifications counted until then; peak heap from
+  the moment the watch expires.`
 
 // whatIsMeasured is the paragraph before the table: object sizes, handler
 // work, and what each side delivered on a relist in this run.

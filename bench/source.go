@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,9 +48,23 @@ type counter struct {
 	stamps []int64
 	base   int64
 	lat    []float64
-	// sentinel: seen is closed when the pod of that name is added.
-	sentinel string
-	seen     chan struct{}
+	// sentinel, if set: its seen is closed when the pod of its name is
+	// added.
+	sentinel atomic.Pointer[sentinel]
+}
+
+// sentinel is a pod name a counter watches for (see counter.watch).
+type sentinel struct {
+	name string
+	seen chan struct{}
+	once sync.Once
+}
+
+// watch returns a channel closed when the pod named name is added.
+func (c *counter) watch(name string) <-chan struct{} {
+	s := &sentinel{name: name, seen: make(chan struct{})}
+	c.sentinel.Store(s)
+	return s.seen
 }
 
 func (c *counter) hit(p *corev1.Pod, update bool) {
@@ -67,8 +82,10 @@ func (c *counter) hit(p *corev1.Pod, update bool) {
 			c.lat = append(c.lat, float64(now-c.stamps[k]))
 		}
 	}
-	if !update && c.sentinel != "" && p.Name == c.sentinel {
-		close(c.seen)
+	if !update {
+		if s := c.sentinel.Load(); s != nil && p.Name == s.name {
+			s.once.Do(func() { close(s.seen) })
+		}
 	}
 	if v == c.target.Load() {
 		c.mu.Lock()
@@ -128,9 +145,13 @@ type harness struct {
 	// giListVersion is the version of the list response prepared (set
 	// with giList, before it).
 	giListVersion string
-	giWatches     chan *informer.WatchStream[*corev1.Pod]
-	giWatch       *informer.WatchStream[*corev1.Pod]
-	giInf         *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
+	// paged, when set, answers the next list instead: page by page as the
+	// reflector asks (Limit, Continue), each page deep-copied when it is
+	// asked for, as a paging source decodes it; cleared after its last page.
+	paged     atomic.Pointer[pagedList]
+	giWatches chan *informer.WatchStream[*corev1.Pod]
+	giWatch   *informer.WatchStream[*corev1.Pod]
+	giInf     *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
 }
 
 // cgListWatch is client-go's ListWatch with the documented opt-out from
@@ -144,22 +165,27 @@ func (cgListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 // harnessOptions configures a harness.
 type harnessOptions struct {
 	handlers  int
-	nodeIndex bool   // add the node index (spec.nodeName) to both informers
-	sentinel  string // each counter closes seen when this pod is added
+	nodeIndex bool // add the node index (spec.nodeName) to both informers
 }
 
 // newHarness builds (not starts) an informer with its handlers.
 func newHarness(s Side, o harnessOptions) *harness {
 	h := &harness{side: s, done: make(chan struct{})}
 	for range o.handlers {
-		c := &counter{sentinel: o.sentinel, seen: make(chan struct{})}
+		c := &counter{}
 		c.work.byNode = make(map[string]int)
 		h.counters = append(h.counters, c)
 	}
 	if s == ClientGo {
 		h.cgWatches = make(chan *watch.FakeWatcher, 16)
 		lw := &cache.ListWatch{
-			ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				if pl := h.paged.Load(); pl != nil {
+					items, rv, cont := pl.page(h, int(o.Limit), o.Continue)
+					l := PodList(items, rv)
+					l.Continue = cont
+					return l, nil
+				}
 				if l := h.cgList.Swap(nil); l != nil {
 					return l, nil
 				}
@@ -196,7 +222,11 @@ func newHarness(s Side, o harnessOptions) *harness {
 	}
 	h.giWatches = make(chan *informer.WatchStream[*corev1.Pod], 16)
 	src := informer.SourceFuncs[*corev1.Pod]{
-		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
+		ListFunc: func(_ context.Context, o informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
+			if pl := h.paged.Load(); pl != nil {
+				items, rv, cont := pl.page(h, o.Limit, o.Continue)
+				return informer.ListPage[*corev1.Pod]{Items: Copies(items), Version: rv, Continue: cont}, nil
+			}
 			if l := h.giList.Swap(nil); l != nil {
 				return informer.ListPage[*corev1.Pod]{Items: *l, Version: h.giListVersion}, nil
 			}
@@ -243,6 +273,42 @@ func (h *harness) setList(tmpl []*corev1.Pod, rv string) {
 		h.giListVersion = rv
 		h.giList.Store(&l)
 	}
+}
+
+// pagedList is a list response served page by page (see harness.paged).
+type pagedList struct {
+	tmpl []*corev1.Pod
+	rv   string
+}
+
+// page returns the template pods of the page after token cont (a start
+// index; "" is the first page) of at most limit items (0: all), the list's
+// version and the next page's token ("" after the last page, which also
+// clears h.paged). The caller copies the pods in its library's shape.
+func (pl *pagedList) page(h *harness, limit int, cont string) ([]*corev1.Pod, string, string) {
+	start := 0
+	if cont != "" {
+		var err error
+		if start, err = strconv.Atoi(cont); err != nil {
+			panic(err)
+		}
+	}
+	end := len(pl.tmpl)
+	if limit > 0 {
+		end = min(start+limit, end)
+	}
+	next := ""
+	if end < len(pl.tmpl) {
+		next = strconv.Itoa(end)
+	} else {
+		h.paged.Store(nil)
+	}
+	return pl.tmpl[start:end], pl.rv, next
+}
+
+// setPagedList makes the next list answer tmpl page by page (see paged).
+func (h *harness) setPagedList(tmpl []*corev1.Pod, rv string) {
+	h.paged.Store(&pagedList{tmpl: tmpl, rv: rv})
 }
 
 func (h *harness) start() {

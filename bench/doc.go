@@ -142,7 +142,8 @@ const fairness = `- **Same inputs.** Both sides get the same pods (built by ` + 
   client-go baseline: those rows measure the data structures, which hold pointers to the objects.
 - **Same delivery, same handler work.** One goroutine per handler on both sides. Every handler callback does the
   same work (` + "`bench.handlerWork`" + `): an FNV-1a hash of namespace, name, resourceVersion and node name, then, under
-  the handler's mutex, a per-node counter in a small map and a running sum; latency rows also read a clock.
+  the handler's mutex, a per-node counter in a small map and a running sum; the events and latency rows also read
+  a clock per callback (for their send → handler times).
 - **Relists.** On a relist client-go delivers an update for every listed object, changed or not. So does ginformer
   unless its Options.ObjectVersion is set, which the benchmark does not set (it would be an option client-go lacks;
   the "update notifications delivered" row shows what each side did in this run).
@@ -233,7 +234,9 @@ const workloadNotes = `- **FIFO**: add N distinct small pods to a fresh queue, t
 - **Informer sync**: from Run to HasSynced and until the handler has received the N initial adds.
 - **Informer events**: after syncing 10k pods, back-to-back Modified events on the unbuffered watch until every
   handler has counted them all; allocations are process-wide per event; the p50/p99 are send → handler start of
-  those events, mostly the time they waited in queues behind the burst.
+  those events, mostly the time they waited in queues behind the burst. CPU per event is the process's user+system
+  time (getrusage) over the burst divided by the events: unlike events/s it does not move when the machine is busy
+  with other jobs (waiting for a core costs no CPU), so it is the steadier comparison on a shared machine.
 - **Informer latency**: from just before the watch send to the start of the handler callback (shared monotonic clock);
   single event in flight (the next is sent once every handler saw the previous), or R events/s offered as bursts of
   R/1000 every millisecond. Every handler callback is a sample.

@@ -79,6 +79,7 @@ func eventsWorkload(cfg Config, handlers int) Workload {
 			{Group: "Informer events", Name: "events/s to " + name, Unit: "events/s", HigherBetter: true, Target: Target{Better, 4}, Chart: true},
 			{Group: "Informer events", Name: "send→handler p50 during the burst, " + name, Unit: "ms"},
 			{Group: "Informer events", Name: "send→handler p99 during the burst, " + name, Unit: "ms"},
+			{Group: "Informer events", Name: "CPU per event (whole process, all goroutines), " + name, Unit: "µs/event"},
 			{Group: "Informer events", Name: "allocs per event, " + name, Unit: "allocs/event"},
 		},
 		Run: func(s Side) []float64 {
@@ -97,6 +98,7 @@ func eventsWorkload(cfg Config, handlers int) Workload {
 			}
 			runtime_GC()
 			a0 := allocs()
+			c0 := cpuTime()
 			t0 := time.Now()
 			for i := range m {
 				stamps[i] = since()
@@ -104,10 +106,12 @@ func eventsWorkload(cfg Config, handlers int) Workload {
 			}
 			h.waitAll(int64(n + m))
 			el := time.Since(t0)
+			cpu := cpuTime() - c0
 			al := allocs() - a0
 			h.stop()
 			lat := h.latencies()
-			return []float64{float64(m) / el.Seconds(), pct(lat, 0.50) / 1e6, pct(lat, 0.99) / 1e6, float64(al) / float64(m)}
+			return []float64{float64(m) / el.Seconds(), pct(lat, 0.50) / 1e6, pct(lat, 0.99) / 1e6,
+				float64(cpu) / float64(m) / 1e3, float64(al) / float64(m)}
 		},
 	}
 }

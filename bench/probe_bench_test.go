@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 )
 
@@ -53,13 +52,4 @@ func BenchmarkProbeEvents(b *testing.B) {
 			})
 		}
 	}
-}
-
-// cpuTime returns the process's user+system CPU time in ns.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

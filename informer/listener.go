@@ -16,8 +16,9 @@ import (
 // listener's goroutine delivers, outside every lock.
 //
 // Two queue modes:
-//   - every event (default): a FIFO of notifications, unbounded, each
-//     delivered as it happened;
+//   - every event (default): a FIFO, unbounded, of references to the
+//     batches the processing loop committed (shared by every such handler,
+//     see [noteBatch]), each notification delivered as it happened;
 //   - coalescing: at most one pending notification per key, merged by
 //     [notification.merge]; keys are delivered in the order they first became
 //     pending. Memory is proportional to the number of distinct keys pending.
@@ -52,7 +53,7 @@ type listener[K comparable, T any] struct {
 	pending map[K]*notification[K, T]       // coalescing mode: one per key
 	stopped bool                            // nothing is queued or delivered any more
 	marker  bool                            // coalescing mode: the sync marker is queued (not counted in the backlog)
-	one     noteBatch[K, T]                 // coalescing mode: holds the one notification taken, reused
+	one     noteBatch[K, T]                 // coalescing mode: the goroutine's holder for the notification it took
 	// idle: the goroutine found nothing to take and waits on wake; the next
 	// enqueue clears it and signals. While the goroutine is busy, enqueues
 	// send no signal at all.

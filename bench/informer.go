@@ -120,7 +120,7 @@ func eventsWorkload(cfg Config, handlers int) Workload {
 func (h *harness) latencies() []float64 {
 	var all []float64
 	for _, c := range h.counters {
-		all = append(all, c.lat...)
+		all = append(all, c.latencies()...)
 	}
 	slices.Sort(all)
 	return all

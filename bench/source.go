@@ -41,13 +41,8 @@ type counter struct {
 	mu      sync.Mutex
 	ch      chan struct{}
 	work    handlerWork
-	// Latency recording (stamps nil: off). stamps[k] is when the k-th event
-	// after the first base callbacks was sent (since()); every handler sees
-	// events in order, so its callback number says which event it is. lat
-	// collects handler-start minus send, in ns.
-	stamps []int64
-	base   int64
-	lat    []float64
+	// rec, if set, records latencies (see recording).
+	rec atomic.Pointer[recording]
 	// sentinel, if set: its seen is closed when the pod of its name is
 	// added.
 	sentinel atomic.Pointer[sentinel]
@@ -69,7 +64,8 @@ func (c *counter) watch(name string) <-chan struct{} {
 
 func (c *counter) hit(p *corev1.Pod, update bool) {
 	var now int64
-	if c.stamps != nil {
+	rec := c.rec.Load()
+	if rec != nil {
 		now = since()
 	}
 	c.work.do(p)
@@ -77,9 +73,9 @@ func (c *counter) hit(p *corev1.Pod, update bool) {
 		c.updates.Add(1)
 	}
 	v := c.n.Add(1)
-	if c.stamps != nil {
-		if k := v - 1 - c.base; k >= 0 && k < int64(len(c.stamps)) {
-			c.lat = append(c.lat, float64(now-c.stamps[k]))
+	if rec != nil {
+		if k := v - 1 - rec.base; k >= 0 && k < int64(len(rec.stamps)) {
+			rec.lat = append(rec.lat, float64(now-rec.stamps[k]))
 		}
 	}
 	if !update {
@@ -97,11 +93,29 @@ func (c *counter) hit(p *corev1.Pod, update bool) {
 	}
 }
 
+// recording is a counter's latency recording: stamps[k] is when the k-th
+// event after the first base callbacks was sent (since()); every handler
+// sees events in order, so its callback number says which event it is. lat
+// collects handler-start minus send, in ns; only the handler's goroutine
+// appends to it, and it is read once the informer has stopped.
+type recording struct {
+	stamps []int64
+	base   int64
+	lat    []float64
+}
+
 // record starts latency recording for the next len(stamps) events: the
-// handler has seen base callbacks so far; lat gets room for every sample.
+// handler has seen base callbacks so far.
 func (c *counter) record(stamps []int64, base int64) {
-	c.stamps, c.base = stamps, base
-	c.lat = make([]float64, 0, len(stamps))
+	c.rec.Store(&recording{stamps: stamps, base: base, lat: make([]float64, 0, len(stamps))})
+}
+
+// latencies returns the samples recorded (nil if none).
+func (c *counter) latencies() []float64 {
+	if r := c.rec.Load(); r != nil {
+		return r.lat
+	}
+	return nil
 }
 
 // arm returns a channel closed once the count reaches target.

@@ -15,11 +15,14 @@ func All(cfg Config) []Builder {
 		queryWorkloads,
 		one(listersWorkload),
 		one(memoryWorkload),
-		one(func(c Config) Workload { return syncWorkload(c, c.n(10_000, 10_000)) }),
-		one(func(c Config) Workload { return syncWorkload(c, c.n(100_000, 100_000)) }),
+		one(readWriteWorkload),
+		one(func(c Config) Workload { return syncWorkload(c, c.n(10_000, 10_000), Full) }),
+		one(func(c Config) Workload { return syncWorkload(c, c.n(100_000, 100_000), Full) }),
 	}
 	if !cfg.Quick {
-		bs = append(bs, one(func(c Config) Workload { return syncWorkload(c, c.n(1_000_000, 1_000_000)) }))
+		// 1M full pods (about 8 GB each for the template, the list response
+		// and client-go's copy) do not fit this machine: small pods there.
+		bs = append(bs, one(func(c Config) Workload { return syncWorkload(c, c.n(1_000_000, 1_000_000), Small) }))
 	}
 	bs = append(bs,
 		one(func(c Config) Workload { return eventsWorkload(c, 1) }),
@@ -27,6 +30,7 @@ func All(cfg Config) []Builder {
 		one(func(c Config) Workload { return latencyWorkload(c, 1, 0) }),
 		one(func(c Config) Workload { return latencyWorkload(c, 10, 0) }),
 		one(func(c Config) Workload { return latencyWorkload(c, 1, 10_000) }),
+		one(func(c Config) Workload { return latencyWorkload(c, 10, 10_000) }),
 		one(func(c Config) Workload { return latencyWorkload(c, 1, 50_000) }),
 		one(relistWorkload),
 		floorWorkloads,

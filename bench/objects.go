@@ -4,6 +4,8 @@
 package bench
 
 import (
+	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/ginformer/ginformer/informer"
@@ -45,7 +47,30 @@ const (
 const (
 	nsIndex     = "namespace" // cache.NamespaceIndex
 	labelsIndex = "labels"
+	nodeIndex   = "node" // spec.nodeName; only in the read/write workload
 )
+
+// jsonSize is the size of pod 12345 of shape s as JSON, for the workload
+// names (computed once per shape).
+var jsonSize = map[Shape]int{}
+
+// ShapeDesc describes the pods of a shape for workload names: "full pods,
+// 4.3 KB JSON each".
+func ShapeDesc(s Shape) string {
+	n, ok := jsonSize[s]
+	if !ok {
+		b, err := json.Marshal(NewPod(s, 12345, 12345))
+		if err != nil {
+			panic(err)
+		}
+		n = len(b)
+		jsonSize[s] = n
+	}
+	if n >= 1000 {
+		return fmt.Sprintf("%s pods, %.1f KB JSON each", s, float64(n)/1000)
+	}
+	return fmt.Sprintf("%s pods, %d B JSON each", s, n)
+}
 
 // NewPod returns pod number i of a collection of n: namespace ns-<i%10>,
 // labels app=app-<i/100> (100 pods per value), tier=tier-<i%10> (n/10 per
@@ -67,9 +92,14 @@ func NewPod(shape Shape, i int, rv int) *corev1.Pod {
 	}
 	if shape == Full {
 		fillFull(p)
+		p.Spec.NodeName = "node-" + strconv.Itoa(i/podsPerNode)
 	}
 	return p
 }
+
+// podsPerNode is how many consecutive full pods share a node (NodeName
+// node-<i/40>), so a ByIndex(node) query matches about 40.
+const podsPerNode = 40
 
 func pad12(i int) string {
 	s := strconv.Itoa(i)
@@ -148,7 +178,6 @@ func fillFull(p *corev1.Pod) {
 		TerminationGracePeriodSeconds: &grace,
 		DNSPolicy:                     corev1.DNSClusterFirst,
 		ServiceAccountName:            "web",
-		NodeName:                      "node-" + strconv.Itoa(len(p.Name)%7),
 		SchedulerName:                 "default-scheduler",
 		Tolerations: []corev1.Toleration{
 			{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
@@ -232,7 +261,20 @@ func giIndexes() []informer.Index[*corev1.Pod] {
 	}
 }
 
+// giNodeIndex indexes pods by spec.nodeName.
+func giNodeIndex() informer.Index[*corev1.Pod] {
+	return informer.Index[*corev1.Pod]{Name: nodeIndex, Func: func(dst []string, p *corev1.Pod) ([]string, error) {
+		return append(dst, p.Spec.NodeName), nil
+	}}
+}
+
 // client-go side: the same functions in its shape.
+
+// cgNodeIndex indexes pods by spec.nodeName, client-go's shape (a slice per
+// call, as client-go index functions return).
+func cgNodeIndex(obj interface{}) ([]string, error) {
+	return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+}
 
 func cgIndexers() cache.Indexers {
 	return cache.Indexers{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,25 +31,59 @@ var epoch = time.Now()
 
 func since() int64 { return int64(time.Since(epoch)) }
 
-// counter counts handler callbacks and closes a channel when a target is
-// reached. Each handler has its own.
+// counter is one benchmark handler: it does the same small piece of work on
+// both sides (see handlerWork), counts its callbacks (updates apart) and
+// closes a channel when a target is reached.
 type counter struct {
-	n      atomic.Int64
-	target atomic.Int64
-	mu     sync.Mutex
-	ch     chan struct{}
-	// Latency recording (nil sends: off). sends[i] is when the event whose
-	// object has Generation i was sent; lat collects handler-start minus send.
-	sends []atomic.Int64
-	lat   []float64
+	n       atomic.Int64
+	updates atomic.Int64
+	target  atomic.Int64
+	mu      sync.Mutex
+	ch      chan struct{}
+	work    handlerWork
+	// rec, if set, records latencies (see recording).
+	rec atomic.Pointer[recording]
+	// sentinel, if set: its seen is closed when the pod of its name is
+	// added.
+	sentinel atomic.Pointer[sentinel]
 }
 
-func (c *counter) hit(obj *corev1.Pod) {
-	if c.sends != nil {
-		now := since()
-		c.lat = append(c.lat, float64(now-c.sends[obj.Generation].Load()))
+// sentinel is a pod name a counter watches for (see counter.watch).
+type sentinel struct {
+	name string
+	seen chan struct{}
+	once sync.Once
+}
+
+// watch returns a channel closed when the pod named name is added.
+func (c *counter) watch(name string) <-chan struct{} {
+	s := &sentinel{name: name, seen: make(chan struct{})}
+	c.sentinel.Store(s)
+	return s.seen
+}
+
+func (c *counter) hit(p *corev1.Pod, update bool) {
+	var now int64
+	rec := c.rec.Load()
+	if rec != nil {
+		now = since()
 	}
-	if v := c.n.Add(1); v == c.target.Load() {
+	c.work.do(p)
+	if update {
+		c.updates.Add(1)
+	}
+	v := c.n.Add(1)
+	if rec != nil {
+		if k := v - 1 - rec.base; k >= 0 && k < int64(len(rec.stamps)) {
+			rec.lat = append(rec.lat, float64(now-rec.stamps[k]))
+		}
+	}
+	if !update {
+		if s := c.sentinel.Load(); s != nil && p.Name == s.name {
+			s.once.Do(func() { close(s.seen) })
+		}
+	}
+	if v == c.target.Load() {
 		c.mu.Lock()
 		if c.ch != nil {
 			close(c.ch)
@@ -56,6 +91,31 @@ func (c *counter) hit(obj *corev1.Pod) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// recording is a counter's latency recording: stamps[k] is when the k-th
+// event after the first base callbacks was sent (since()); every handler
+// sees events in order, so its callback number says which event it is. lat
+// collects handler-start minus send, in ns; only the handler's goroutine
+// appends to it, and it is read once the informer has stopped.
+type recording struct {
+	stamps []int64
+	base   int64
+	lat    []float64
+}
+
+// record starts latency recording for the next len(stamps) events: the
+// handler has seen base callbacks so far.
+func (c *counter) record(stamps []int64, base int64) {
+	c.rec.Store(&recording{stamps: stamps, base: base, lat: make([]float64, 0, len(stamps))})
+}
+
+// latencies returns the samples recorded (nil if none).
+func (c *counter) latencies() []float64 {
+	if r := c.rec.Load(); r != nil {
+		return r.lat
+	}
+	return nil
 }
 
 // arm returns a channel closed once the count reaches target.
@@ -95,7 +155,14 @@ type harness struct {
 	cgWatch   *watch.FakeWatcher
 	cgInf     cache.SharedIndexInformer
 	// ginformer
-	giList    atomic.Pointer[[]*corev1.Pod]
+	giList atomic.Pointer[[]*corev1.Pod]
+	// giListVersion is the version of the list response prepared (set
+	// with giList, before it).
+	giListVersion string
+	// paged, when set, answers the next list instead: page by page as the
+	// reflector asks (Limit, Continue), each page deep-copied when it is
+	// asked for, as a paging source decodes it; cleared after its last page.
+	paged     atomic.Pointer[pagedList]
 	giWatches chan *informer.WatchStream[*corev1.Pod]
 	giWatch   *informer.WatchStream[*corev1.Pod]
 	giInf     *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
@@ -109,17 +176,30 @@ type cgListWatch struct{ *cache.ListWatch }
 
 func (cgListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
-// newHarness builds (not starts) an informer with handlers handlers, and
-// latency recording when sends is not nil.
-func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
+// harnessOptions configures a harness.
+type harnessOptions struct {
+	handlers  int
+	nodeIndex bool // add the node index (spec.nodeName) to both informers
+}
+
+// newHarness builds (not starts) an informer with its handlers.
+func newHarness(s Side, o harnessOptions) *harness {
 	h := &harness{side: s, done: make(chan struct{})}
-	for range handlers {
-		h.counters = append(h.counters, &counter{sends: sends})
+	for range o.handlers {
+		c := &counter{}
+		c.work.byNode = make(map[string]int)
+		h.counters = append(h.counters, c)
 	}
 	if s == ClientGo {
 		h.cgWatches = make(chan *watch.FakeWatcher, 16)
 		lw := &cache.ListWatch{
-			ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				if pl := h.paged.Load(); pl != nil {
+					items, rv, cont := pl.page(h, int(o.Limit), o.Continue)
+					l := PodList(items, rv)
+					l.Continue = cont
+					return l, nil
+				}
 				if l := h.cgList.Swap(nil); l != nil {
 					return l, nil
 				}
@@ -131,15 +211,19 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 				return w, nil
 			},
 		}
+		idx := cgIndexers()
+		if o.nodeIndex {
+			idx[nodeIndex] = cgNodeIndex
+		}
 		h.cgInf = cache.NewSharedIndexInformerWithOptions(cgListWatch{lw}, &corev1.Pod{},
-			cache.SharedIndexInformerOptions{Indexers: cgIndexers()})
+			cache.SharedIndexInformerOptions{Indexers: idx})
 		for _, c := range h.counters {
 			_, err := h.cgInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(obj interface{}) { c.hit(obj.(*corev1.Pod)) },
-				UpdateFunc: func(_, obj interface{}) { c.hit(obj.(*corev1.Pod)) },
+				AddFunc:    func(obj interface{}) { c.hit(obj.(*corev1.Pod), false) },
+				UpdateFunc: func(_, obj interface{}) { c.hit(obj.(*corev1.Pod), true) },
 				DeleteFunc: func(obj interface{}) {
 					if p, ok := obj.(*corev1.Pod); ok {
-						c.hit(p)
+						c.hit(p, false)
 					}
 				},
 			})
@@ -152,9 +236,13 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 	}
 	h.giWatches = make(chan *informer.WatchStream[*corev1.Pod], 16)
 	src := informer.SourceFuncs[*corev1.Pod]{
-		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
+		ListFunc: func(_ context.Context, o informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
+			if pl := h.paged.Load(); pl != nil {
+				items, rv, cont := pl.page(h, o.Limit, o.Continue)
+				return informer.ListPage[*corev1.Pod]{Items: Copies(items), Version: rv, Continue: cont}, nil
+			}
 			if l := h.giList.Swap(nil); l != nil {
-				return informer.ListPage[*corev1.Pod]{Items: *l, Version: "1"}, nil
+				return informer.ListPage[*corev1.Pod]{Items: *l, Version: h.giListVersion}, nil
 			}
 			return informer.ListPage[*corev1.Pod]{}, fmt.Errorf("%w: %w", errNoList, informer.ErrTransient)
 		},
@@ -164,8 +252,13 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 			return w, nil
 		},
 	}
+	idx := giIndexes()
+	if o.nodeIndex {
+		idx = append(idx, giNodeIndex())
+	}
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
-		Source: src, KeyFunc: giKey, Indexes: giIndexes(), Name: "bench",
+		Source: src, KeyFunc: giKey, Indexes: idx, Name: "bench",
+		// ObjectVersion: func(p *corev1.Pod) string { return p.ResourceVersion },
 	})
 	if err != nil {
 		panic(err)
@@ -173,9 +266,9 @@ func newHarness(s Side, handlers int, sends []atomic.Int64) *harness {
 	h.giInf = inf
 	for _, c := range h.counters {
 		_, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, *corev1.Pod]{
-			AddFunc:    func(p *corev1.Pod, _ bool) { c.hit(p) },
-			UpdateFunc: func(_, p *corev1.Pod) { c.hit(p) },
-			DeleteFunc: func(d informer.Deletion[informer.NamespacedKey, *corev1.Pod]) { c.hit(d.Object) },
+			AddFunc:    func(p *corev1.Pod, _ bool) { c.hit(p, false) },
+			UpdateFunc: func(_, p *corev1.Pod) { c.hit(p, true) },
+			DeleteFunc: func(d informer.Deletion[informer.NamespacedKey, *corev1.Pod]) { c.hit(d.Object, false) },
 		}, informer.HandlerOptions{})
 		if err != nil {
 			panic(err)
@@ -191,8 +284,45 @@ func (h *harness) setList(tmpl []*corev1.Pod, rv string) {
 		h.cgList.Store(PodList(tmpl, rv))
 	} else {
 		l := Copies(tmpl)
+		h.giListVersion = rv
 		h.giList.Store(&l)
 	}
+}
+
+// pagedList is a list response served page by page (see harness.paged).
+type pagedList struct {
+	tmpl []*corev1.Pod
+	rv   string
+}
+
+// page returns the template pods of the page after token cont (a start
+// index; "" is the first page) of at most limit items (0: all), the list's
+// version and the next page's token ("" after the last page, which also
+// clears h.paged). The caller copies the pods in its library's shape.
+func (pl *pagedList) page(h *harness, limit int, cont string) ([]*corev1.Pod, string, string) {
+	start := 0
+	if cont != "" {
+		var err error
+		if start, err = strconv.Atoi(cont); err != nil {
+			panic(err)
+		}
+	}
+	end := len(pl.tmpl)
+	if limit > 0 {
+		end = min(start+limit, end)
+	}
+	next := ""
+	if end < len(pl.tmpl) {
+		next = strconv.Itoa(end)
+	} else {
+		h.paged.Store(nil)
+	}
+	return pl.tmpl[start:end], pl.rv, next
+}
+
+// setPagedList makes the next list answer tmpl page by page (see paged).
+func (h *harness) setPagedList(tmpl []*corev1.Pod, rv string) {
+	h.paged.Store(&pagedList{tmpl: tmpl, rv: rv})
 }
 
 func (h *harness) start() {

@@ -87,7 +87,7 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	h.Running = inf.state == stateRunning
 	ls := append([]*listener[K, T](nil), inf.listeners...)
 	inf.mu.Unlock()
-	now := time.Now()
+	now := monoNow()
 	for _, l := range ls {
 		hh := HandlerHealth{Name: l.name, Coalesce: l.coalesce}
 		select {
@@ -95,14 +95,15 @@ func (inf *SharedInformer[K, T]) Health() Health {
 			hh.Synced = true
 		default:
 		}
-		l.mu.Lock()
-		hh.Backlog = l.backlogLocked()
-		if !l.started.IsZero() {
-			hh.Running = now.Sub(l.started)
-			hh.RunningKey = fmt.Sprint(l.curKey)
-		}
+		hh.Backlog = l.backlog()
+		l.callMu.Lock()
+		started, key := l.started, l.curKey
 		hh.StuckCalls = l.stuck
-		l.mu.Unlock()
+		l.callMu.Unlock()
+		if started != 0 {
+			hh.Running = time.Duration(now - started)
+			hh.RunningKey = fmt.Sprint(key)
+		}
 		h.Handlers = append(h.Handlers, hh)
 	}
 	return h

@@ -196,3 +196,94 @@ func TestListenerRecoversPanics(t *testing.T) {
 		assert.Contains(t, errs[0].Error(), "boom on bad")
 	})
 }
+
+// TestListenerBatchBacklogAndStop: the goroutine takes everything queued at
+// once; what it holds still counts in the backlog until each call starts,
+// notifications queued meanwhile wait for the next batch, and a stop in the
+// middle of a batch drops the rest of it.
+func TestListenerBatchBacklogAndStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{gate: make(chan struct{})}
+		l := newListener[string, string](h, "h", false, 0, nil)
+		stop := startListener(t, l)
+		defer stop()
+		l.enqueue(note(noteAdd, "a", "a"), note(noteAdd, "b", "b"), notification[string, string]{kind: noteSynced}, note(noteAdd, "c", "c"))
+		synctest.Wait() // the goroutine took all four and waits in the call for a
+		assert.Equal(t, 2, l.backlog(), "b and c; the call in progress and the marker are not counted")
+		started, seq, key := l.call()
+		assert.NotZero(t, started)
+		assert.Equal(t, uint64(1), seq)
+		assert.Equal(t, "a", key)
+		l.enqueue(note(noteAdd, "d", "d"))
+		assert.Equal(t, 3, l.backlog())
+		h.gate <- struct{}{} // a returns; b starts
+		synctest.Wait()
+		assert.Equal(t, 2, l.backlog())
+		l.close()
+		h.gate <- struct{}{} // b returns: the marker, c and d are dropped
+		<-l.done
+		assert.Equal(t, []string{"add a", "add b"}, h.got())
+		assert.Equal(t, 0, l.backlog())
+		select {
+		case <-l.synced:
+			t.Error("the marker was delivered after the stop")
+		default:
+		}
+	})
+}
+
+// TestListenerNoWakeWhileBusy: enqueues signal the goroutine only when it
+// waits for work.
+func TestListenerNoWakeWhileBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recorder{gate: make(chan struct{})}
+		l := newListener[string, string](h, "h", false, 0, nil)
+		stop := startListener(t, l)
+		defer stop()
+		synctest.Wait() // idle: waits on wake
+		l.enqueue(note(noteAdd, "a", "a"))
+		synctest.Wait() // busy in the call for a
+		for _, k := range []string{"b", "c", "d"} {
+			l.enqueue(note(noteAdd, k, k))
+		}
+		assert.Empty(t, l.wake, "no signal while the goroutine is busy")
+		close(h.gate)
+		synctest.Wait()
+		assert.Equal(t, []string{"add a", "add b", "add c", "add d"}, h.got())
+	})
+}
+
+// TestListenerSharedBatch: two every-event listeners and a coalescing one
+// receive the same batch; only a listener due for resync gets its resync
+// updates; the batch goes back to its pool once every holder released it.
+func TestListenerSharedBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var pool sync.Pool
+		due, notDue, coal := &recorder{}, &recorder{}, &recorder{}
+		ls := []*listener[string, string]{
+			newListener[string, string](due, "due", false, 0, nil),
+			newListener[string, string](notDue, "not-due", false, 0, nil),
+			newListener[string, string](coal, "coal", true, 0, nil),
+		}
+		for _, l := range ls {
+			defer startListener(t, l)()
+		}
+		b := getBatch[string, string](&pool)
+		b.notes = append(b.notes, note(noteAdd, "a", "a1"),
+			notification[string, string]{kind: noteUpdate, key: "b", old: "b1", obj: "b1"},
+			notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"})
+		b.syncs = append(b.syncs, false, true, false)
+		b.nsync = 1
+		ls[0].enqueueBatch(b, true)
+		ls[1].enqueueBatch(b, false)
+		ls[2].enqueueBatch(b, false)
+		assert.Equal(t, int32(3), b.refs.Load(), "the caller's and two every-event listeners'")
+		b.release()
+		synctest.Wait()
+		assert.Equal(t, []string{"add a1", "update b1->b1", "update a1->a2"}, due.got())
+		assert.Equal(t, []string{"add a1", "update a1->a2"}, notDue.got())
+		assert.Equal(t, []string{"add a2"}, coal.got(), "coalesced: add then update")
+		assert.Equal(t, int32(0), b.refs.Load())
+		assert.Empty(t, b.notes, "released to the pool, cleared")
+	})
+}

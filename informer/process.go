@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ginformer/ginformer/internal/safecall"
@@ -52,6 +53,7 @@ type batchProcessor[K comparable, T any] struct {
 
 	refused  []error           // writes refused at commit
 	notified []*listener[K, T] // the handlers whose backlog to report
+	pool     sync.Pool         // of *noteBatch[K, T], shared with the handlers that release them
 }
 
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
@@ -108,16 +110,24 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	}
 	anySync := slices.Contains(p.syncs, true)
 	p.notified = append(p.notified[:0], inf.listeners...)
-	for _, l := range inf.listeners {
-		resync := anySync && inf.resyncing(l)
-		l.mu.Lock()
-		for j, n := range p.notes {
-			if !p.syncs[j] || resync {
-				l.enqueueLocked(n)
+	if len(p.notes) > 0 && len(inf.listeners) > 0 {
+		// One shared copy of the notes for every handler (see noteBatch).
+		b := getBatch[K, T](&p.pool)
+		b.notes = append(b.notes, p.notes...)
+		if anySync {
+			b.syncs = append(b.syncs, p.syncs...)
+			for _, s := range p.syncs {
+				if s {
+					b.nsync++
+				}
 			}
+		} else {
+			b.syncs = nil
 		}
-		l.mu.Unlock()
-		l.signal()
+		for _, l := range inf.listeners {
+			l.enqueueBatch(b, anySync && inf.resyncing(l))
+		}
+		b.release()
 	}
 	inf.mu.Unlock()
 

@@ -127,11 +127,11 @@ func (r *Registration[K, T]) notSyncedCause() error {
 		return r.inf.notSyncedCause()
 	}
 	started, _, key := r.l.call()
-	if started.IsZero() {
+	if started == 0 {
 		return fmt.Errorf("handler %q has not processed its initial list: %d notifications queued", r.l.name, r.l.backlog())
 	}
 	return fmt.Errorf("handler %q has not processed its initial list: %d notifications queued; its current call (key %v) has run for %v",
-		r.l.name, r.l.backlog(), key, time.Since(started).Round(time.Millisecond))
+		r.l.name, r.l.backlog(), key, time.Duration(monoNow()-started).Round(time.Millisecond))
 }
 
 // Backlog returns the number of notifications waiting for the handler (with

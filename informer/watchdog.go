@@ -23,17 +23,17 @@ func (inf *SharedInformer[K, T]) watchHandlers(ctx context.Context) {
 		inf.mu.Lock()
 		ls := append([]*listener[K, T](nil), inf.listeners...)
 		inf.mu.Unlock()
-		now := time.Now()
+		now := monoNow()
 		for _, l := range ls {
-			l.mu.Lock()
-			running := now.Sub(l.started)
-			stuck := !l.started.IsZero() && running >= inf.stuckAt && l.stuckCall != l.calls
+			l.callMu.Lock()
+			running := time.Duration(now - l.started)
+			stuck := l.started != 0 && running >= inf.stuckAt && l.stuckCall != l.calls
 			key := l.curKey
 			if stuck {
 				l.stuckCall = l.calls
 				l.stuck++
 			}
-			l.mu.Unlock()
+			l.callMu.Unlock()
 			if stuck {
 				inf.report(ErrorClassHandlerStuck, fmt.Errorf("informer %q: handler %q has been running for %v on key %v (threshold %v): %w",
 					inf.name, l.name, running.Round(time.Millisecond), key, inf.stuckAt, ErrHandlerStuck))

@@ -1,4 +1,6 @@
-// Package ringbuf provides Ring, a growable and shrinkable FIFO ring buffer.
+// Package ringbuf provides FIFO queues: Ring, a growable and shrinkable ring
+// buffer, and Chunked, a queue of fixed-size chunks that reuses the chunks it
+// empties.
 package ringbuf
 
 // minCap is the capacity a Ring starts with on its first Push.

@@ -5,8 +5,8 @@
 //
 // From the repository root:
 //
-//	go run ./bench/cmd/compare          # full run (about 10 minutes), rewrites the doc and chart
-//	go run ./bench/cmd/compare -quick   # under two minutes, prints only
+//	go run ./bench/cmd/compare          # full run (about 20 minutes), rewrites the doc and chart
+//	go run ./bench/cmd/compare -quick   # a few minutes, prints only (-write yes: rewrites the doc too)
 package main
 
 import (
@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	c := bench.RunCommand("smaller sizes and one repetition: under two minutes",
+	c := bench.RunCommand("smaller sizes and one repetition: a few minutes",
 		"docs/benchmarks.md and docs/benchmarks.svg", bench.All)
 	if !c.Write {
 		return

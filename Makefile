@@ -30,7 +30,7 @@ bench:
 bench-compare:
 	$(GO) run ./bench/cmd/compare
 
-# The same in under two minutes (smaller sizes, one run per side); prints only.
+# The same in a few minutes (smaller sizes, one run per side); prints only.
 bench-compare-quick:
 	$(GO) run ./bench/cmd/compare -quick
 

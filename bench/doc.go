@@ -111,7 +111,7 @@ var missNotes = map[string]string{
 	"Relist": "Without a per-object version, a relist must hold the complete new list while the old contents stay " +
 		"readable (it is applied atomically), and every listed object is an update: the data held at once is at least " +
 		"the steady state plus the new list, about 2× when the objects dominate the heap, at any GOGC. With " +
-		"Options.ObjectVersion (the commented line in bench/source.go) unchanged objects are dropped page by page and " +
+		"Options.ObjectVersion (set in bench/source.go) unchanged objects are dropped page by page and " +
 		"only the changed ones are updates. The GOGC=100 row stays near 2× either way: the collector lets garbage (the " +
 		"decoded pages) reach the live heap's size before a cycle, which is why the target is checked on the GOGC=5 row.",
 }
@@ -144,9 +144,10 @@ const fairness = `- **Same inputs.** Both sides get the same pods (built by ` + 
   same work (` + "`bench.handlerWork`" + `): an FNV-1a hash of namespace, name, resourceVersion and node name, then, under
   the handler's mutex, a per-node counter in a small map and a running sum; the events and latency rows also read
   a clock per callback (for their send → handler times).
-- **Relists.** On a relist client-go delivers an update for every listed object, changed or not. So does ginformer
-  unless its Options.ObjectVersion is set, which the benchmark does not set (it would be an option client-go lacks;
-  the "update notifications delivered" row shows what each side did in this run).
+- **Relists.** On a relist client-go delivers an update for every listed object, changed or not. ginformer, with
+  Options.ObjectVersion set (bench/source.go: the pod's resourceVersion; an option client-go lacks), delivers
+  updates only for the objects whose version changed; the "update notifications delivered" row shows what each
+  side did in this run.
 - **Work that differs, stated.** ginformer caches each object's index values, so an update runs the index
   functions on the new object only (client-go runs them on old and new): legitimate, but it is a difference in work.
   ginformer's informer processes a batch of keys under one store lock and derives notifications from the pre-commit

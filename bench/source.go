@@ -258,7 +258,9 @@ func newHarness(s Side, o harnessOptions) *harness {
 	}
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
 		Source: src, KeyFunc: giKey, Indexes: idx, Name: "bench",
-		// ObjectVersion: func(p *corev1.Pod) string { return p.ResourceVersion },
+		// Relists drop unchanged pods (client-go has no such option; the
+		// Relist rows say what each side delivered).
+		ObjectVersion: func(p *corev1.Pod) string { return p.ResourceVersion },
 	})
 	if err != nil {
 		panic(err)

@@ -66,7 +66,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		}
 		w := write[K, T]{key: it.Key, del: true}
 		if last := ds[len(ds)-1]; last.Type != Deleted {
-			if err := inf.prepareWrite(&w, last.Object); err != nil {
+			if err := inf.indexer.prepareKeyed(&w, last.Object); err != nil {
 				// The newest state cannot be cached: report it, and keep
 				// the newest earlier state that can (a deletion always
 				// can, so none is ever lost). With none, the key is left
@@ -175,22 +175,11 @@ func (inf *SharedInformer[K, T]) storablePrefix(w *write[K, T], ds Deltas[T]) (D
 			return ds[:i+1], true
 		}
 		*w = write[K, T]{key: w.key, del: true}
-		if inf.prepareWrite(w, ds[i].Object) == nil {
+		if inf.indexer.prepareKeyed(w, ds[i].Object) == nil {
 			return ds[:i+1], true
 		}
 	}
 	return nil, false
-}
-
-// prepareWrite prepares w, whose key is set, to store obj under that key.
-// The key comes from the queue, which ran the same key function on the same
-// object: it is not computed again (the key function runs once per object).
-//
-// TODO(indexer rework): use the Indexer's own "prepare a write with a given
-// key" once it has one; this reaches into its internals.
-func (inf *SharedInformer[K, T]) prepareWrite(w *write[K, T], obj T) error {
-	w.obj, w.del = obj, false
-	return inf.indexer.values(w, inf.indexer.defs.Load())
 }
 
 // appendNotes turns one key's deltas into notifications, starting from the

@@ -129,7 +129,16 @@ func (s *Indexer[K, T]) prepareUpsert(w *write[K, T], obj T) error {
 	if err != nil {
 		return err
 	}
-	w.key, w.obj, w.del = k, obj, false
+	w.key = k
+	return s.prepareKeyed(w, obj)
+}
+
+// prepareKeyed fills w, whose key is already set, for storing obj under that
+// key: index values against the current index set. The informer uses it with
+// the key its queue computed, so the key function runs once per object. No
+// lock is held; user code runs here.
+func (s *Indexer[K, T]) prepareKeyed(w *write[K, T], obj T) error {
+	w.obj, w.del = obj, false
 	return s.values(w, s.defs.Load())
 }
 

@@ -58,10 +58,10 @@ func NewEndpoint(rng *rand.Rand, i int) Endpoint {
 // ServiceOf returns the service of endpoint number i (see [NewEndpoint]).
 func ServiceOf(i int) string { return services[i%len(services)] }
 
-// ByRegion and ByStatus are the demo's two index functions.
+// ByRegion is the index function of the "region" index: the endpoint's region.
 func ByRegion(dst []string, e Endpoint) ([]string, error) { return append(dst, e.Region), nil }
 
-// ByStatus is the index function of the "status" index (see [ByRegion]).
+// ByStatus is the index function of the "status" index: the endpoint's status.
 func ByStatus(dst []string, e Endpoint) ([]string, error) { return append(dst, e.Status), nil }
 
 // Demo is one run of a quickstart: its flags and its counters. Create it

@@ -12,52 +12,27 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/demo"
 	"github.com/ginformer/ginformer/source/memory"
 )
 
 // Endpoint is a plain user struct: no interface to implement, no wrapper.
-type Endpoint struct {
-	Service string
-	Name    string
-	Region  string
-	Status  string // "ready", "draining", "down"
-	Weight  int
-}
+type Endpoint = demo.Endpoint
 
 func key(e *Endpoint) (informer.NamespacedKey, error) {
 	return informer.NamespacedKey{Namespace: e.Service, Name: e.Name}, nil
 }
 
-var (
-	regions  = []string{"eu-west", "us-east", "ap-south"}
-	statuses = []string{"ready", "ready", "ready", "draining", "down"}
-	services = []string{"checkout", "search", "profile"}
-)
-
 func main() {
-	duration := flag.Duration("duration", 10*time.Second, "how long the writer runs")
-	quiet := flag.Bool("quiet", false, "print only the summary")
+	d := demo.Flags()
 	flag.Parse()
-	if err := run(*duration, *quiet); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
+	demo.Exit(run(d))
 }
 
-func run(duration time.Duration, quiet bool) error {
-	say := func(format string, args ...any) {
-		if !quiet {
-			fmt.Printf(format+"\n", args...)
-		}
-	}
-
+func run(d *demo.Demo) error {
 	// 1. The source: an embedded, versioned collection with watch history.
 	src, err := memory.New(memory.Options[informer.NamespacedKey, *Endpoint]{KeyFunc: key})
 	if err != nil {
@@ -81,112 +56,76 @@ func run(duration time.Duration, quiet bool) error {
 
 	// 3. Two handlers: one prints (the first few) changes, one counts them
 	//    and coalesces per key if it falls behind.
-	var printed, events atomic.Int64
-	show := func(format string, args ...any) {
-		if n := printed.Add(1); n <= 6 || n%500 == 0 { // the first few, then a sample
-			say(format, args...)
-		}
-	}
 	if _, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, *Endpoint]{
-		AddFunc: func(e *Endpoint, initial bool) { show("  add    %s/%s %s %s", e.Service, e.Name, e.Region, e.Status) },
-		UpdateFunc: func(old, e *Endpoint) {
-			show("  update %s/%s %s→%s weight %d→%d", e.Service, e.Name, old.Status, e.Status, old.Weight, e.Weight)
+		AddFunc: func(e *Endpoint, initial bool) {
+			d.Sample("  add    %s/%s %s %s", e.Service, e.Name, e.Region, e.Status)
 		},
-		DeleteFunc: func(d informer.Deletion[informer.NamespacedKey, *Endpoint]) { show("  delete %s", d.Key) },
+		UpdateFunc: func(old, e *Endpoint) {
+			d.Sample("  update %s/%s %s→%s weight %d→%d", e.Service, e.Name, old.Status, e.Status, old.Weight, e.Weight)
+		},
+		DeleteFunc: func(del informer.Deletion[informer.NamespacedKey, *Endpoint]) { d.Sample("  delete %s", del.Key) },
 	}, informer.HandlerOptions{Name: "printer"}); err != nil {
 		return err
 	}
-	counter, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, *Endpoint]{
-		AddFunc:    func(*Endpoint, bool) { events.Add(1) },
-		UpdateFunc: func(_, _ *Endpoint) { events.Add(1) },
-		DeleteFunc: func(informer.Deletion[informer.NamespacedKey, *Endpoint]) { events.Add(1) },
-	}, informer.HandlerOptions{Name: "counter", Coalesce: true})
+	counter, err := inf.AddHandler(demo.Counter[informer.NamespacedKey, *Endpoint](d),
+		informer.HandlerOptions{Name: "counter", Coalesce: true})
 	if err != nil {
 		return err
 	}
 
 	// Some objects exist before the informer starts: they arrive as the
 	// initial list.
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := demo.NewRand()
+	put := func(e Endpoint) error {
+		_, err := src.Put(&e)
+		return err
+	}
 	for i := range 30 {
-		if _, err := src.Put(newEndpoint(rng, i)); err != nil {
+		if err := put(demo.NewEndpoint(rng, i)); err != nil {
 			return err
 		}
 	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	if err := informer.WaitForSync(ctx, inf, counter); err != nil {
+	stop, err := demo.Start(ctx, d, inf, counter)
+	if err != nil {
 		return err
 	}
-	say("synced: %d endpoints in the cache", inf.Lister().Len())
 
 	// 4. The writer: creates, updates and deletes for the given duration.
-	start := time.Now()
-	writes := 0
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for time.Since(start) < duration {
+	start, n := time.Now(), 0
+	writes, err := d.Write(func() error {
+		if n++; n%64 == 0 {
+			time.Sleep(time.Millisecond) // a steady stream, not a tight loop
+		}
 		// 300 possible endpoints: most writes create or update one, some
 		// delete one.
 		i := rng.IntN(300)
 		if rng.IntN(100) < 85 {
-			_, err = src.Put(newEndpoint(rng, i))
-		} else {
-			e := newEndpoint(rng, i)
-			src.Delete(informer.NamespacedKey{Namespace: e.Service, Name: e.Name})
+			return put(demo.NewEndpoint(rng, i))
 		}
-		if err != nil {
-			return err
-		}
-		writes++
-		select {
-		case <-tick.C:
-			ready, _ := inf.Lister().IndexKeys("status", "ready")
-			down, _ := inf.Lister().ByIndex("status", "down")
-			say("[%2.0fs] %d endpoints, %d ready, down: %v", time.Since(start).Seconds(), inf.Lister().Len(), count(ready), firstKeys(down, 3))
-		default:
-		}
-		if writes%64 == 0 {
-			time.Sleep(time.Millisecond) // a steady stream, not a tight loop
-		}
+		src.Delete(informer.NamespacedKey{Namespace: demo.ServiceOf(i), Name: fmt.Sprintf("ep-%d", i)})
+		return nil
+	}, func(elapsed time.Duration) {
+		ready, _ := inf.Lister().IndexKeys("status", "ready")
+		down, _ := inf.Lister().IndexKeys("status", "down")
+		d.Say("[%2.0fs] %d endpoints, %d ready, down: %v", elapsed.Seconds(), inf.Lister().Len(), demo.Count(ready), demo.First(down, 3))
+	})
+	if err != nil {
+		return err
 	}
 
 	// 5. Wait for the cache to apply the source's current version (every
 	//    write so far), then compare.
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	if err := inf.WaitForVersion(wctx, src.Version()); err != nil {
+	if err := demo.WaitForVersion(ctx, inf, src.Version()); err != nil {
 		return err
 	}
 	mismatch := compare(src, inf.Lister())
 	elapsed := time.Since(start)
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		return err
 	}
-	result := "cache equals source"
-	if mismatch != "" {
-		result = "MISMATCH: " + mismatch
-	}
-	fmt.Printf("quickstart: %d objects, %d writes, %d handler events, %.0f events/s, %s\n",
-		inf.Lister().Len(), writes, events.Load(), float64(events.Load())/elapsed.Seconds(), result)
-	if mismatch != "" {
-		return fmt.Errorf("final check failed")
-	}
-	return nil
-}
-
-func newEndpoint(rng *rand.Rand, i int) *Endpoint {
-	return &Endpoint{
-		Service: services[i%len(services)],
-		Name:    fmt.Sprintf("ep-%d", i),
-		Region:  regions[rng.IntN(len(regions))],
-		Status:  statuses[rng.IntN(len(statuses))],
-		Weight:  rng.IntN(100),
-	}
+	return d.Finish(inf.Lister().Len(), writes, elapsed, mismatch, "cache equals source")
 }
 
 // compare returns "" if the cache holds exactly the source's objects.
@@ -206,24 +145,4 @@ func compare(src *memory.Store[informer.NamespacedKey, *Endpoint], cache informe
 		}
 	}
 	return ""
-}
-
-func count[V any](seq func(func(V) bool)) int {
-	n := 0
-	for range seq {
-		n++
-	}
-	return n
-}
-
-func firstKeys(seq func(func(informer.NamespacedKey, *Endpoint) bool), n int) []string {
-	var out []string
-	for k := range seq {
-		out = append(out, k.String())
-		if len(out) == n {
-			break
-		}
-	}
-	slices.Sort(out)
-	return out
 }

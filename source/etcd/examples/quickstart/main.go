@@ -16,59 +16,34 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/demo"
 	"github.com/ginformer/ginformer/source/etcd"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
 // Endpoint is a plain user struct, stored as JSON.
-type Endpoint struct {
-	Service string `json:"service"`
-	Name    string `json:"name"`
-	Region  string `json:"region"`
-	Status  string `json:"status"` // "ready", "draining", "down"
-	Weight  int    `json:"weight"`
-}
+type Endpoint = demo.Endpoint
 
 const prefix = "/demo/endpoints/"
-
-var (
-	regions  = []string{"eu-west", "us-east", "ap-south"}
-	statuses = []string{"ready", "ready", "ready", "draining", "down"}
-	services = []string{"checkout", "search", "profile"}
-)
 
 // Obj is the informer's object type: the etcd key and the decoded value.
 type Obj = *etcd.Object[Endpoint]
 
 func main() {
-	duration := flag.Duration("duration", 10*time.Second, "how long the writer runs")
+	d := demo.Flags()
 	endpoints := flag.String("endpoints", "", "comma-separated etcd client URLs (default: start an embedded etcd)")
-	quiet := flag.Bool("quiet", false, "print only the summary")
 	flag.Parse()
-	if err := run(*duration, *endpoints, *quiet); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
+	demo.Exit(run(d, *endpoints))
 }
 
-func run(duration time.Duration, endpoints string, quiet bool) error {
-	say := func(format string, args ...any) {
-		if !quiet {
-			fmt.Printf(format+"\n", args...)
-		}
-	}
-
+func run(d *demo.Demo, endpoints string) error {
 	// 1. etcd: embedded in-process unless -endpoints is given.
 	if endpoints == "" {
 		srv, err := etcdtest.Start(etcdtest.Config{})
@@ -77,7 +52,7 @@ func run(duration time.Duration, endpoints string, quiet bool) error {
 		}
 		defer srv.Close()
 		endpoints = srv.Endpoint()
-		say("embedded etcd at %s", endpoints)
+		d.Say("embedded etcd at %s", endpoints)
 	}
 	cli, err := etcdtest.NewClient(strings.Split(endpoints, ",")...)
 	if err != nil {
@@ -101,91 +76,63 @@ func run(duration time.Duration, endpoints string, quiet bool) error {
 		Name:    "endpoints",
 		Source:  src,
 		KeyFunc: etcd.KeyFunc[Endpoint],
-		Indexes: []informer.Index[Obj]{
-			etcd.Index("region", func(dst []string, e Endpoint) ([]string, error) { return append(dst, e.Region), nil }),
-			etcd.Index("status", func(dst []string, e Endpoint) ([]string, error) { return append(dst, e.Status), nil }),
-		},
+		Indexes: []informer.Index[Obj]{etcd.Index("region", demo.ByRegion), etcd.Index("status", demo.ByStatus)},
 	})
 	if err != nil {
 		return err
 	}
 
 	// 4. Two handlers: one prints the first changes and then a sample, one counts them all.
-	var printed, events atomic.Int64
-	show := func(format string, args ...any) {
-		if n := printed.Add(1); n <= 6 || n%500 == 0 { // the first few, then a sample
-			say(format, args...)
-		}
-	}
 	if _, err := inf.AddHandler(informer.HandlerFuncs[string, Obj]{
 		AddFunc: func(o Obj, initial bool) {
-			show("  add    %s %s %s (rev %d)", o.Key, o.Value.Region, o.Value.Status, o.ModRevision)
+			d.Sample("  add    %s %s %s (rev %d)", o.Key, o.Value.Region, o.Value.Status, o.ModRevision)
 		},
 		UpdateFunc: func(old, o Obj) {
-			show("  update %s %s→%s weight %d→%d", o.Key, old.Value.Status, o.Value.Status, old.Value.Weight, o.Value.Weight)
+			d.Sample("  update %s %s→%s weight %d→%d", o.Key, old.Value.Status, o.Value.Status, old.Value.Weight, o.Value.Weight)
 		},
-		DeleteFunc: func(d informer.Deletion[string, Obj]) { show("  delete %s", d.Key) },
+		DeleteFunc: func(del informer.Deletion[string, Obj]) { d.Sample("  delete %s", del.Key) },
 	}, informer.HandlerOptions{Name: "printer"}); err != nil {
 		return err
 	}
-	counter, err := inf.AddHandler(informer.HandlerFuncs[string, Obj]{
-		AddFunc:    func(Obj, bool) { events.Add(1) },
-		UpdateFunc: func(_, _ Obj) { events.Add(1) },
-		DeleteFunc: func(informer.Deletion[string, Obj]) { events.Add(1) },
-	}, informer.HandlerOptions{Name: "counter"})
+	counter, err := inf.AddHandler(demo.Counter[string, Obj](d), informer.HandlerOptions{Name: "counter"})
 	if err != nil {
 		return err
 	}
 
 	// Some endpoints exist before the informer starts: the initial list.
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := demo.NewRand()
 	put := func(e Endpoint) error {
 		b, _ := json.Marshal(e)
 		_, err := cli.Put(ctx, prefix+e.Service+"/"+e.Name, string(b))
 		return err
 	}
 	for i := range 30 {
-		if err := put(newEndpoint(rng, i)); err != nil {
+		if err := put(demo.NewEndpoint(rng, i)); err != nil {
 			return err
 		}
 	}
-
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	if err := informer.WaitForSync(ctx, inf, counter); err != nil {
+	stop, err := demo.Start(ctx, d, inf, counter)
+	if err != nil {
 		return err
 	}
-	say("synced: %d endpoints in the cache", inf.Lister().Len())
 
 	// 5. The writer: creates, updates and deletes for the given duration.
-	start := time.Now()
-	writes, next := 0, 30
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for time.Since(start) < duration {
+	start, next := time.Now(), 30
+	writes, err := d.Write(func() error {
 		switch n := rng.IntN(10); {
 		case n < 2:
-			err = put(newEndpoint(rng, next))
 			next++
+			return put(demo.NewEndpoint(rng, next-1))
 		case n < 9:
-			err = put(newEndpoint(rng, rng.IntN(next)))
+			return put(demo.NewEndpoint(rng, rng.IntN(next)))
 		default:
 			i := rng.IntN(next)
-			_, err = cli.Delete(ctx, fmt.Sprintf("%s%s/ep-%d", prefix, services[i%len(services)], i))
-		}
-		if err != nil {
+			_, err := cli.Delete(ctx, fmt.Sprintf("%s%s/ep-%d", prefix, demo.ServiceOf(i), i))
 			return err
 		}
-		writes++
-		select {
-		case <-tick.C:
-			ready, _ := inf.Lister().IndexKeys("status", "ready")
-			down, _ := inf.Lister().IndexKeys("status", "down")
-			eu, _ := inf.Lister().IndexKeys("region", "eu-west")
-			say("[%2.0fs] %d endpoints, %d ready, %d in eu-west, down: %v", time.Since(start).Seconds(),
-				inf.Lister().Len(), count(ready), count(eu), first(down, 3))
-		default:
-		}
+	}, func(elapsed time.Duration) { demo.Progress(d, elapsed, inf.Lister()) })
+	if err != nil {
+		return err
 	}
 
 	// 6. Read the prefix, wait for the cache to apply that revision, then
@@ -199,37 +146,15 @@ func run(duration time.Duration, endpoints string, quiet bool) error {
 	if err := src.RequestProgress(ctx); err != nil {
 		return err
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	if err := inf.WaitForVersion(wctx, strconv.FormatInt(resp.Header.Revision, 10)); err != nil {
+	if err := demo.WaitForVersion(ctx, inf, strconv.FormatInt(resp.Header.Revision, 10)); err != nil {
 		return err
 	}
 	mismatch := compare(resp, inf.Lister())
 	elapsed := time.Since(start)
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		return err
 	}
-	result := "cache equals etcd"
-	if mismatch != "" {
-		result = "MISMATCH: " + mismatch
-	}
-	fmt.Printf("quickstart: %d objects, %d writes, %d handler events, %.0f events/s, %s\n",
-		inf.Lister().Len(), writes, events.Load(), float64(events.Load())/elapsed.Seconds(), result)
-	if mismatch != "" {
-		return fmt.Errorf("final check failed")
-	}
-	return nil
-}
-
-func newEndpoint(rng *rand.Rand, i int) Endpoint {
-	return Endpoint{
-		Service: services[i%len(services)],
-		Name:    fmt.Sprintf("ep-%d", i),
-		Region:  regions[rng.IntN(len(regions))],
-		Status:  statuses[rng.IntN(len(statuses))],
-		Weight:  rng.IntN(100),
-	}
+	return d.Finish(inf.Lister().Len(), writes, elapsed, mismatch, "cache equals etcd")
 }
 
 // compare returns "" if the cache holds exactly the endpoints of resp.
@@ -249,24 +174,4 @@ func compare(resp *clientv3.GetResponse, cache informer.Lister[string, Obj]) str
 		}
 	}
 	return ""
-}
-
-func count(seq func(func(string) bool)) int {
-	n := 0
-	for range seq {
-		n++
-	}
-	return n
-}
-
-func first(seq func(func(string) bool), n int) []string {
-	var out []string
-	for k := range seq {
-		out = append(out, k)
-		if len(out) == n {
-			break
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -18,59 +18,34 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/demo"
 	"github.com/ginformer/ginformer/source/natskv"
 	"github.com/ginformer/ginformer/source/natskv/natstest"
 )
 
 // Endpoint is a plain user struct, stored as JSON.
-type Endpoint struct {
-	Service string `json:"service"`
-	Name    string `json:"name"`
-	Region  string `json:"region"`
-	Status  string `json:"status"` // "ready", "draining", "down"
-	Weight  int    `json:"weight"`
-}
+type Endpoint = demo.Endpoint
 
 const bucket = "endpoints"
-
-var (
-	regions  = []string{"eu-west", "us-east", "ap-south"}
-	statuses = []string{"ready", "ready", "ready", "draining", "down"}
-	services = []string{"checkout", "search", "profile"}
-)
 
 // Obj is the informer's object type: the KV key and the decoded value.
 type Obj = *natskv.Object[Endpoint]
 
 func main() {
-	duration := flag.Duration("duration", 10*time.Second, "how long the writer runs")
+	d := demo.Flags()
 	url := flag.String("url", "", "NATS server URL with JetStream (default: start one in-process)")
-	quiet := flag.Bool("quiet", false, "print only the summary")
 	flag.Parse()
-	if err := run(*duration, *url, *quiet); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
+	demo.Exit(run(d, *url))
 }
 
-func run(duration time.Duration, url string, quiet bool) error {
-	say := func(format string, args ...any) {
-		if !quiet {
-			fmt.Printf(format+"\n", args...)
-		}
-	}
-
+func run(d *demo.Demo, url string) error {
 	// 1. NATS: in-process unless -url is given; a fresh bucket keeping 8
 	//    revisions per key (so deletions carry the previous value).
 	if url == "" {
@@ -80,7 +55,7 @@ func run(duration time.Duration, url string, quiet bool) error {
 		}
 		defer srv.Close()
 		url = srv.URL()
-		say("embedded nats-server at %s", url)
+		d.Say("embedded nats-server at %s", url)
 	}
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -112,44 +87,33 @@ func run(duration time.Duration, url string, quiet bool) error {
 		Name:    "endpoints",
 		Source:  src,
 		KeyFunc: natskv.KeyFunc[Endpoint],
-		Indexes: []informer.Index[Obj]{
-			natskv.Index("region", func(dst []string, e Endpoint) ([]string, error) { return append(dst, e.Region), nil }),
-			natskv.Index("status", func(dst []string, e Endpoint) ([]string, error) { return append(dst, e.Status), nil }),
-		},
+		Indexes: []informer.Index[Obj]{natskv.Index("region", demo.ByRegion), natskv.Index("status", demo.ByStatus)},
 	})
 	if err != nil {
 		return err
 	}
 
 	// 4. Two handlers: one prints the first changes and then a sample, one counts them all.
-	var printed, events atomic.Int64
-	show := func(format string, args ...any) {
-		if n := printed.Add(1); n <= 6 || n%500 == 0 { // the first few, then a sample
-			say(format, args...)
-		}
-	}
 	if _, err := inf.AddHandler(informer.HandlerFuncs[string, Obj]{
 		AddFunc: func(o Obj, initial bool) {
-			show("  add    %s %s %s (rev %d)", o.Key, o.Value.Region, o.Value.Status, o.Revision)
+			d.Sample("  add    %s %s %s (rev %d)", o.Key, o.Value.Region, o.Value.Status, o.Revision)
 		},
 		UpdateFunc: func(old, o Obj) {
-			show("  update %s %s→%s weight %d→%d", o.Key, old.Value.Status, o.Value.Status, old.Value.Weight, o.Value.Weight)
+			d.Sample("  update %s %s→%s weight %d→%d", o.Key, old.Value.Status, o.Value.Status, old.Value.Weight, o.Value.Weight)
 		},
-		DeleteFunc: func(d informer.Deletion[string, Obj]) { show("  delete %s (was %s)", d.Key, d.Object.Value.Status) },
+		DeleteFunc: func(del informer.Deletion[string, Obj]) {
+			d.Sample("  delete %s (was %s)", del.Key, del.Object.Value.Status)
+		},
 	}, informer.HandlerOptions{Name: "printer"}); err != nil {
 		return err
 	}
-	counter, err := inf.AddHandler(informer.HandlerFuncs[string, Obj]{
-		AddFunc:    func(Obj, bool) { events.Add(1) },
-		UpdateFunc: func(_, _ Obj) { events.Add(1) },
-		DeleteFunc: func(informer.Deletion[string, Obj]) { events.Add(1) },
-	}, informer.HandlerOptions{Name: "counter"})
+	counter, err := inf.AddHandler(demo.Counter[string, Obj](d), informer.HandlerOptions{Name: "counter"})
 	if err != nil {
 		return err
 	}
 
 	// Some endpoints exist before the informer starts: the initial list.
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := demo.NewRand()
 	var last uint64 // the revision of the last write
 	put := func(e Endpoint) error {
 		b, _ := json.Marshal(e)
@@ -158,50 +122,34 @@ func run(duration time.Duration, url string, quiet bool) error {
 		return err
 	}
 	for i := range 30 {
-		if err := put(newEndpoint(rng, i)); err != nil {
+		if err := put(demo.NewEndpoint(rng, i)); err != nil {
 			return err
 		}
 	}
-
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	if err := informer.WaitForSync(ctx, inf, counter); err != nil {
+	stop, err := demo.Start(ctx, d, inf, counter)
+	if err != nil {
 		return err
 	}
-	say("synced: %d endpoints in the cache", inf.Lister().Len())
 
 	// 5. The writer: puts, deletes and purges for the given duration.
-	start := time.Now()
-	writes, next := 0, 30
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for time.Since(start) < duration {
+	start, next := time.Now(), 30
+	writes, err := d.Write(func() error {
 		i := rng.IntN(next)
-		key := fmt.Sprintf("%s.ep-%d", services[i%len(services)], i)
+		key := fmt.Sprintf("%s.ep-%d", demo.ServiceOf(i), i)
 		switch n := rng.IntN(20); {
 		case n < 4:
-			err = put(newEndpoint(rng, next))
 			next++
+			return put(demo.NewEndpoint(rng, next-1))
 		case n < 18:
-			err = put(newEndpoint(rng, i))
+			return put(demo.NewEndpoint(rng, i))
 		case n == 18:
-			err = kv.Delete(ctx, key)
+			return kv.Delete(ctx, key)
 		default:
-			err = kv.Purge(ctx, key)
+			return kv.Purge(ctx, key)
 		}
-		if err != nil {
-			return err
-		}
-		writes++
-		select {
-		case <-tick.C:
-			ready, _ := inf.Lister().IndexKeys("status", "ready")
-			down, _ := inf.Lister().IndexKeys("status", "down")
-			eu, _ := inf.Lister().IndexKeys("region", "eu-west")
-			say("[%2.0fs] %d endpoints, %d ready, %d in eu-west, down: %v", time.Since(start).Seconds(),
-				inf.Lister().Len(), count(ready), count(eu), first(down, 3))
-		default:
-		}
+	}, func(elapsed time.Duration) { demo.Progress(d, elapsed, inf.Lister()) })
+	if err != nil {
+		return err
 	}
 
 	// 6. Read the bucket's last revision (deletes and purges return none),
@@ -211,9 +159,7 @@ func run(duration time.Duration, url string, quiet bool) error {
 		return err
 	}
 	last = max(last, stream.CachedInfo().State.LastSeq)
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	if err := inf.WaitForVersion(wctx, strconv.FormatUint(last, 10)); err != nil {
+	if err := demo.WaitForVersion(ctx, inf, strconv.FormatUint(last, 10)); err != nil {
 		return err
 	}
 	mismatch, err := compare(ctx, kv, inf.Lister())
@@ -221,30 +167,10 @@ func run(duration time.Duration, url string, quiet bool) error {
 		return err
 	}
 	elapsed := time.Since(start)
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		return err
 	}
-	result := "cache equals bucket"
-	if mismatch != "" {
-		result = "MISMATCH: " + mismatch
-	}
-	fmt.Printf("quickstart: %d objects, %d writes, %d handler events, %.0f events/s, %s\n",
-		inf.Lister().Len(), writes, events.Load(), float64(events.Load())/elapsed.Seconds(), result)
-	if mismatch != "" {
-		return fmt.Errorf("final check failed")
-	}
-	return nil
-}
-
-func newEndpoint(rng *rand.Rand, i int) Endpoint {
-	return Endpoint{
-		Service: services[i%len(services)],
-		Name:    fmt.Sprintf("ep-%d", i),
-		Region:  regions[rng.IntN(len(regions))],
-		Status:  statuses[rng.IntN(len(statuses))],
-		Weight:  rng.IntN(100),
-	}
+	return d.Finish(inf.Lister().Len(), writes, elapsed, mismatch, "cache equals bucket")
 }
 
 // compare returns "" if the cache holds exactly the endpoints of the
@@ -277,24 +203,4 @@ func compare(ctx context.Context, kv jetstream.KeyValue, cache informer.Lister[s
 		}
 	}
 	return "", nil
-}
-
-func count(seq func(func(string) bool)) int {
-	n := 0
-	for range seq {
-		n++
-	}
-	return n
-}
-
-func first(seq func(func(string) bool), n int) []string {
-	var out []string
-	for k := range seq {
-		out = append(out, k)
-		if len(out) == n {
-			break
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -74,7 +74,17 @@ func fixture(t *testing.T) (srv *httptest.Server, release func()) {
 			return nil, errors.New("pods are forbidden")
 		},
 	}
-	_, err = informer.InformerFor(g, informer.Options[informer.NamespacedKey, *pod]{Name: "pods", Source: denied, KeyFunc: podKey, Logger: logr.FromSlogHandler(slog.DiscardHandler)})
+	// The page must show the pods informer's failure: the fixture waits for
+	// its first one (Health has it before the ErrorHandler is told).
+	denial := make(chan struct{}, 1)
+	_, err = informer.InformerFor(g, informer.Options[informer.NamespacedKey, *pod]{Name: "pods", Source: denied, KeyFunc: podKey,
+		Logger: logr.FromSlogHandler(slog.DiscardHandler),
+		ErrorHandler: func(context.Context, error) {
+			select {
+			case denial <- struct{}{}:
+			default:
+			}
+		}})
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,6 +92,7 @@ func fixture(t *testing.T) (srv *httptest.Server, release func()) {
 	go func() { done <- g.Run(ctx) }()
 	require.NoError(t, informer.WaitForSync(t.Context(), inf))
 	<-entered
+	<-denial
 	srv = httptest.NewServer(debughttp.Handler(g))
 	var once bool
 	release = func() {

@@ -32,11 +32,7 @@ func checkListFuture[T any](k *kit[T]) {
 	if !ok {
 		k.t.Skip("harness: no FutureVersion, and versions are not decimal integers")
 	}
-	modes := []informer.ReadMode{informer.ReadNotOlderThan}
-	if !k.h.DisableReadExact {
-		modes = append(modes, informer.ReadExact)
-	}
-	for _, mode := range modes {
+	for _, mode := range k.versionedModes() {
 		opts := informer.ListOptions{Mode: mode, Version: future}
 		p, err := k.list(opts)
 		if err == nil {
@@ -97,11 +93,7 @@ func checkWatchFuture[T any](k *kit[T]) {
 // event).
 func checkMalformedVersion[T any](k *kit[T]) {
 	k.create("a")
-	modes := []informer.ReadMode{informer.ReadNotOlderThan}
-	if !k.h.DisableReadExact {
-		modes = append(modes, informer.ReadExact)
-	}
-	for _, mode := range modes {
+	for _, mode := range k.versionedModes() {
 		opts := informer.ListOptions{Mode: mode, Version: malformed}
 		p, err := k.list(opts)
 		if err == nil {
@@ -140,4 +132,13 @@ func checkMalformedContinue[T any](k *kit[T]) {
 func checkWatchNeedsVersion[T any](k *kit[T]) {
 	k.create("a")
 	k.requireWatchError(informer.WatchOptions{}, informer.ErrInvalidOptions, "a plain watch without a version")
+}
+
+// versionedModes are the read modes whose List takes a version: NotOlderThan,
+// and Exact unless the harness disables it.
+func (k *kit[T]) versionedModes() []informer.ReadMode {
+	if k.h.DisableReadExact {
+		return []informer.ReadMode{informer.ReadNotOlderThan}
+	}
+	return []informer.ReadMode{informer.ReadNotOlderThan, informer.ReadExact}
 }

@@ -275,13 +275,7 @@ func giByIndexCount(gi *giIndexer, index, value string) int {
 // list one namespace (1k objects) in a loop.
 func listersWorkload(cfg Config) Workload {
 	n := cfg.n(10_000, 10_000)
-	dur := 2 * time.Second
-	if cfg.Quick {
-		dur = 500 * time.Millisecond
-	}
-	if cfg.Scale > 1 {
-		dur = 50 * time.Millisecond
-	}
+	dur := cfg.window()
 	pods := NewPods(Small, n, 1)
 	upd := bump(pods, 2, false)
 	return Workload{

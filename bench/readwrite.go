@@ -22,13 +22,7 @@ import (
 // every write.
 func readWriteWorkload(cfg Config) Workload {
 	n := cfg.n(10_000, 10_000)
-	dur := 2 * time.Second
-	if cfg.Quick {
-		dur = 500 * time.Millisecond
-	}
-	if cfg.Scale > 1 {
-		dur = 50 * time.Millisecond
-	}
+	dur := cfg.window()
 	const readers = 8
 	name := fmt.Sprintf("%d readers ByIndex(node) (~%d matches) + 1 writer at full rate, N=%s (%s)", readers, podsPerNode, kfmt(n), ShapeDesc(Full))
 	var tmpl, ps []*corev1.Pod

@@ -144,6 +144,18 @@ func (c Config) n(full, quick int) int {
 	return n
 }
 
+// window is how long a timed workload runs: 2 s, 500 ms with Quick, 50 ms
+// in scaled-down test runs.
+func (c Config) window() time.Duration {
+	switch {
+	case c.Scale > 1:
+		return 50 * time.Millisecond
+	case c.Quick:
+		return 500 * time.Millisecond
+	}
+	return 2 * time.Second
+}
+
 func (c Config) logf(format string, args ...any) {
 	if c.Log != nil {
 		fmt.Fprintf(c.Log, format, args...)

@@ -79,7 +79,7 @@ func leaseClient(t testing.TB, n *leaseNet) kubernetes.Interface {
 type leaseOwnership struct {
 	mu        sync.Mutex
 	open      map[string]map[int]time.Time // replica → shard → start
-	intervals map[int][]leaseInterval        // shard → closed intervals
+	intervals map[int][]leaseInterval      // shard → closed intervals
 	samples   []leaseSample
 	changed   chan struct{} // closed and replaced on every report
 }

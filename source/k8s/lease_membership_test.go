@@ -130,7 +130,11 @@ func TestLeaseMembershipClaims(t *testing.T) {
 	a, b := newM("a"), newM("b")
 	both := func(v shard.View) bool { return v.Epoch != 0 && len(v.Members) == 2 }
 	va, vb := viewWhere(t, a, both), viewWhere(t, b, both)
-	set := func(s ...int) shard.Set { x, err := shard.NewSet(shard.DefaultShards, s...); require.NoError(t, err); return x }
+	set := func(s ...int) shard.Set {
+		x, err := shard.NewSet(shard.DefaultShards, s...)
+		require.NoError(t, err)
+		return x
+	}
 	ctx := t.Context()
 
 	// Two claims from views of the same claims state: the first wins, the
@@ -204,7 +208,9 @@ func TestLeaseMembershipNameTaken(t *testing.T) {
 }
 
 func TestLeaseMembershipOptions(t *testing.T) {
-	fakeLeases := func() coordinationv1client.LeaseInterface { return fake.NewClientset().CoordinationV1().Leases("default") }
+	fakeLeases := func() coordinationv1client.LeaseInterface {
+		return fake.NewClientset().CoordinationV1().Leases("default")
+	}
 	long := strings.Repeat(strings.Repeat("a", 63)+".", 3) + strings.Repeat("a", 61) // 253
 	for name, o := range map[string]k8s.LeaseMembershipOptions{
 		"no client":   {Group: "g", Name: "a"},

@@ -159,6 +159,28 @@ func TestLeaseMembershipClaims(t *testing.T) {
 	require.True(t, heldBy(v, "b").Equal(set(3, 4)))
 	require.Greater(t, v.Revision, vb2.Revision)
 
+	// Concurrent claims from views of the same claims object: exactly one
+	// is recorded.
+	va3 := viewWhere(t, a, func(v shard.View) bool { return heldBy(v, "b").Len() == 2 && heldBy(v, "a").Len() == 1 })
+	vb3 := v
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Go(func() { errA = a.Claim(ctx, va3, set(0, 10)) })
+	wg.Go(func() { errB = b.Claim(ctx, vb3, set(3, 4, 11)) })
+	wg.Wait()
+	require.True(t, (errA == nil) != (errB == nil), "a: %v, b: %v", errA, errB)
+	for _, err := range []error{errA, errB} {
+		if err != nil {
+			require.ErrorIs(t, err, shard.ErrConflict)
+		}
+	}
+	if errA != nil { // put the state back to what the checks below expect
+		require.NoError(t, b.Release(ctx, vb3.Epoch, set(3, 4)))
+	} else {
+		require.NoError(t, a.Release(ctx, va3.Epoch, set(0)))
+	}
+	v = viewWhere(t, b, func(v shard.View) bool { return heldBy(v, "a").Len() == 1 && heldBy(v, "b").Len() == 2 })
+
 	// What is on the server: a Lease per member, and the claims object.
 	l, err := leases.Get(ctx, "cas.a", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -205,6 +227,35 @@ func TestLeaseMembershipNameTaken(t *testing.T) {
 	require.Greater(t, v2.Epoch, v1.Epoch, "epochs are creation resourceVersions: a later registration has a larger one")
 	require.True(t, time.Now().Before(second.ValidUntil(v2.Epoch)))
 	require.True(t, first.ValidUntil(v1.Epoch).Before(time.Now()), "validity did not end on leaving")
+}
+
+// TestLeaseMembershipLeaseLost: a member whose Lease is deleted under it
+// (as by an observer that judged it expired) ends that registration's
+// validity, registers again under a new epoch and holds nothing there.
+func TestLeaseMembershipLeaseLost(t *testing.T) {
+	e := needEnv(t)
+	ns := e.Namespace(t)
+	leases := e.Client.CoordinationV1().Leases(ns)
+	m, err := k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
+		Client: leases, Group: "lost", Name: "x", LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
+	})
+	require.NoError(t, err)
+	runMembership(t, m)
+	v1 := viewWhere(t, m, func(v shard.View) bool { return v.Epoch != 0 })
+	held, err := shard.NewSet(shard.DefaultShards, 1, 2)
+	require.NoError(t, err)
+	require.NoError(t, m.Claim(t.Context(), v1, held))
+	viewWhere(t, m, func(v shard.View) bool { return heldBy(v, "x").Len() == 2 })
+
+	require.NoError(t, leases.Delete(t.Context(), "lost.x", metav1.DeleteOptions{}))
+	v2 := viewWhere(t, m, func(v shard.View) bool { return v.Epoch != 0 && v.Epoch != v1.Epoch })
+	require.True(t, m.ValidUntil(v1.Epoch).IsZero(), "the lost registration still counts as valid")
+	require.True(t, time.Now().Before(m.ValidUntil(v2.Epoch)))
+	// The old record is there until the new registration rewrites it;
+	// claims under the old epoch are refused.
+	require.ErrorIs(t, m.Claim(t.Context(), v1, held), shard.ErrNotRegistered)
+	require.NoError(t, m.Release(t.Context(), v2.Epoch, shard.Set{}))
+	viewWhere(t, m, func(v shard.View) bool { return heldBy(v, "x").Empty() })
 }
 
 func TestLeaseMembershipOptions(t *testing.T) {

@@ -23,6 +23,9 @@ type leaseObs struct {
 	observed time.Time
 }
 
+// watchTimeout bounds each watch of the group's Leases.
+const watchTimeout = 5 * time.Minute
+
 // watchLoop keeps the view: a list of the group's Leases, then a watch from
 // its resourceVersion, again after any failure or end of the watch.
 func (m *LeaseMembership) watchLoop(ctx context.Context) {
@@ -74,10 +77,15 @@ func (m *LeaseMembership) listAndWatch(ctx context.Context) error {
 	m.publishLocked()
 	m.mu.Unlock()
 
+	// The watch ends after a few minutes, and the next list bounds how
+	// long a watch that silently stopped delivering can leave the view
+	// behind (the view's staleness makes claims conflict, never wrong).
+	timeout := int64(watchTimeout / time.Second)
 	w, err := m.opts.Client.Watch(ctx, metav1.ListOptions{
 		LabelSelector:       m.selector(),
 		ResourceVersion:     list.ResourceVersion,
 		AllowWatchBookmarks: true,
+		TimeoutSeconds:      &timeout,
 	})
 	if err != nil {
 		return err

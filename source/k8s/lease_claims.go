@@ -16,7 +16,7 @@ import (
 )
 
 // claimsObs is the claims object as read: the Lease named Group whose
-// ClaimsAnnotation records what each member holds.
+// LeaseClaimsAnnotation records what each member holds.
 type claimsObs struct {
 	obj  *coordinationv1.Lease // nil: absent
 	recs map[string]record     // by member name; never modified once published
@@ -30,7 +30,7 @@ type record struct {
 	held  shard.Set
 }
 
-// claimsJSON is the ClaimsAnnotation's value.
+// claimsJSON is the LeaseClaimsAnnotation's value.
 type claimsJSON struct {
 	Members map[string]recordJSON `json:"members"`
 }
@@ -48,11 +48,11 @@ type recordJSON struct {
 // fixed. Both are logged.
 func (m *LeaseMembership) parseClaims(l *coordinationv1.Lease) claimsObs {
 	c := claimsObs{obj: l, recs: map[string]record{}}
-	if l == nil || l.Annotations[ClaimsAnnotation] == "" {
+	if l == nil || l.Annotations[LeaseClaimsAnnotation] == "" {
 		return c
 	}
 	var v claimsJSON
-	if err := json.Unmarshal([]byte(l.Annotations[ClaimsAnnotation]), &v); err != nil {
+	if err := json.Unmarshal([]byte(l.Annotations[LeaseClaimsAnnotation]), &v); err != nil {
 		c.bad = fmt.Errorf("k8s lease membership: claims object %s: %w", l.Name, err)
 		m.log.Error(err, "claims object does not parse; claiming nothing until it is fixed", "lease", l.Name)
 		return c
@@ -77,7 +77,7 @@ func (m *LeaseMembership) parseClaims(l *coordinationv1.Lease) claimsObs {
 	return c
 }
 
-// encodeClaims renders records as the ClaimsAnnotation's value.
+// encodeClaims renders records as the LeaseClaimsAnnotation's value.
 func encodeClaims(recs map[string]record) (string, error) {
 	v := claimsJSON{Members: make(map[string]recordJSON, len(recs))}
 	for name, r := range recs {
@@ -207,16 +207,16 @@ func (m *LeaseMembership) writeClaims(ctx context.Context, obj *coordinationv1.L
 	if obj == nil {
 		obj = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
 			Name:   m.opts.Group,
-			Labels: map[string]string{GroupLabel: m.opts.Group},
+			Labels: map[string]string{LeaseGroupLabel: m.opts.Group},
 		}}
-		obj.Annotations = map[string]string{ClaimsAnnotation: val}
+		obj.Annotations = map[string]string{LeaseClaimsAnnotation: val}
 		_, err = m.opts.Client.Create(ctx, obj, metav1.CreateOptions{})
 	} else {
 		obj = obj.DeepCopy()
 		if obj.Annotations == nil {
 			obj.Annotations = map[string]string{}
 		}
-		obj.Annotations[ClaimsAnnotation] = val
+		obj.Annotations[LeaseClaimsAnnotation] = val
 		_, err = m.opts.Client.Update(ctx, obj, metav1.UpdateOptions{})
 	}
 	switch {

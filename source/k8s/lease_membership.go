@@ -21,13 +21,13 @@ import (
 
 // Labels and annotations of the Leases a [LeaseMembership] writes.
 const (
-	// GroupLabel is set to [LeaseMembershipOptions.Group] on every Lease
+	// LeaseGroupLabel is set to [LeaseMembershipOptions.Group] on every Lease
 	// of a group (members' and the claims object); the membership lists and
 	// watches the Leases of its namespace with this label.
-	GroupLabel = "shard.ginformer.io/group"
-	// ClaimsAnnotation holds, on the group's claims Lease, the JSON record
+	LeaseGroupLabel = "shard.ginformer.io/group"
+	// LeaseClaimsAnnotation holds, on the group's claims Lease, the JSON record
 	// of what each member holds.
-	ClaimsAnnotation = "shard.ginformer.io/claims"
+	LeaseClaimsAnnotation = "shard.ginformer.io/claims"
 )
 
 // LeaseMembershipOptions configures a [LeaseMembership]. Client, Group and
@@ -40,7 +40,7 @@ type LeaseMembershipOptions struct {
 	Client coordinationv1client.LeaseInterface
 	// Group names the sharded program: every replica uses the same Group
 	// (and namespace), and nothing else may write or delete the Leases
-	// labelled [GroupLabel]=Group (the guarantee of [shard.Owner] assumes a
+	// labelled [LeaseGroupLabel]=Group (the guarantee of [shard.Owner] assumes a
 	// member's record goes only when its registration ended). Required; a
 	// DNS-1123 label (lowercase letters, digits, '-', at most 63). The
 	// claims object is the Lease named Group; each member's is Group.Name.
@@ -109,12 +109,12 @@ func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
 //     every third of its duration with an Update conditioned on its
 //     resourceVersion.
 //   - Claims: what every member holds lives in one object, the Lease named
-//     Group, as JSON in its [ClaimsAnnotation]; each record names the
+//     Group, as JSON in its [LeaseClaimsAnnotation]; each record names the
 //     member, the UID of the member's Lease and the shards it holds. Claims
 //     and releases are Updates of that object conditioned on the
 //     resourceVersion the view read (409 Conflict → [shard.ErrConflict]).
 //   - View: one list then watch of the namespace's Leases labelled
-//     [GroupLabel]=Group, so the members' Leases and the claims object come
+//     [LeaseGroupLabel]=Group, so the members' Leases and the claims object come
 //     in one stream, in the apiserver's order: each view is the state at one
 //     resourceVersion. The members are the holders of the Leases and the
 //     names of the records (a record outlives its Lease until it is

@@ -186,7 +186,7 @@ func TestLeaseMembershipClaims(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a", *l.Spec.HolderIdentity)
 	require.EqualValues(t, 2, *l.Spec.LeaseDurationSeconds)
-	require.Equal(t, "cas", l.Labels[k8s.GroupLabel])
+	require.Equal(t, "cas", l.Labels[k8s.LeaseGroupLabel])
 	c, err := leases.Get(ctx, "cas", metav1.GetOptions{})
 	require.NoError(t, err)
 	var claims struct {
@@ -195,7 +195,7 @@ func TestLeaseMembershipClaims(t *testing.T) {
 			Held string `json:"held"`
 		} `json:"members"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(c.Annotations[k8s.ClaimsAnnotation]), &claims))
+	require.NoError(t, json.Unmarshal([]byte(c.Annotations[k8s.LeaseClaimsAnnotation]), &claims))
 	require.Equal(t, string(l.UID), claims.Members["a"].UID)
 	require.Equal(t, "0", claims.Members["a"].Held)
 	require.Equal(t, "3-4", claims.Members["b"].Held)

@@ -76,7 +76,7 @@ func (m *LeaseMembership) register(ctx context.Context, stale types.UID) (*coord
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(m.opts.LeaseDuration / time.Second)
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Labels: map[string]string{GroupLabel: m.opts.Group}},
+		ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Labels: map[string]string{LeaseGroupLabel: m.opts.Group}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       &m.opts.Name,
 			LeaseDurationSeconds: &secs,

@@ -47,7 +47,7 @@ func (m *LeaseMembership) watchLoop(ctx context.Context) {
 	}
 }
 
-func (m *LeaseMembership) selector() string { return GroupLabel + "=" + m.opts.Group }
+func (m *LeaseMembership) selector() string { return LeaseGroupLabel + "=" + m.opts.Group }
 
 // listAndWatch lists the group's Leases (a consistent read), publishes them
 // as one view, then applies the watch's events one by one until the watch

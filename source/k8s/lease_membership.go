@@ -65,7 +65,9 @@ type LeaseMembershipOptions struct {
 	// own clock. Zero: 0.01 (1%). Must be in [0, 0.5).
 	MaxClockDrift float64
 	// Logger receives the membership's logs (registration, lease loss and
-	// expired members at info level, apiserver failures at V(1)). Zero:
+	// expired members at info level; failures to register or to read the
+	// group's Leases at error level, rate-limited; single failed renewals
+	// and writes, which are retried, at V(1)). Zero:
 	// [slog.Default] through [logr.FromSlogHandler].
 	Logger logr.Logger
 }
@@ -181,6 +183,7 @@ type LeaseMembership struct {
 	leaseName string // this member's Lease: Group.Name
 	reg       atomic.Pointer[registration]
 	started   atomic.Bool
+	limit     lograte.Limiter
 
 	// mu guards the fields below, the view as read from the apiserver.
 	mu      sync.Mutex

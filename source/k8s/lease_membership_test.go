@@ -59,8 +59,13 @@ func TestLeaseMembershipShards(t *testing.T) {
 	r1.net.Cut()
 	took = rec.waitFor(t, 4*testLeaseDuration, func() error { return leaseSettled(r0, r2, r3) })
 	t.Logf("cut off: its shards owned elsewhere %v after the cut (lease duration %v)", took.Round(time.Millisecond), testLeaseDuration)
-	require.Less(t, took, testLeaseDuration+time.Second, "shards moved later than the lease duration + 1 s")
-	require.True(t, r1.owner.Held().Empty(), "the cut-off replica still holds shards after its lease's validity")
+	// The lease duration runs from the others' observation of the last
+	// renewal, which may follow the cut by a watch delay; then a delete, a
+	// get, an update of the claims object and the claims.
+	require.Less(t, took, testLeaseDuration+2*time.Second, "shards moved later than the lease duration + 2 s")
+	for _, k := range leaseKeys() {
+		require.False(t, r1.owner.Owns(k), "the cut-off replica still owns %s after its lease's validity", k)
+	}
 	r1.stop()
 
 	// A graceful leave deletes the Lease and the record at once.

@@ -36,7 +36,7 @@ func (m *LeaseMembership) registerLoop(ctx context.Context) {
 		if err != nil {
 			backoff = min(max(2*backoff, 100*time.Millisecond), m.renewEvery())
 			if !errors.Is(err, errNameTaken) {
-				m.log.V(1).Info("registration failed, retrying", "err", err, "in", backoff)
+				m.limit.Error(m.log, "register", err, "registration failed, retrying", "in", backoff)
 			}
 			if !leaseSleep(ctx, backoff) {
 				return

@@ -40,7 +40,7 @@ func (m *LeaseMembership) watchLoop(ctx context.Context) {
 			continue
 		}
 		backoff = min(max(2*backoff, 50*time.Millisecond), m.renewEvery())
-		m.log.V(1).Info("lease watch failed, listing again", "err", err, "in", backoff)
+		m.limit.Error(m.log, "watch", err, "reading the group's leases failed, listing again", "in", backoff)
 		if !leaseSleep(ctx, backoff) {
 			return
 		}

@@ -34,6 +34,7 @@ func TestLeaseMembershipShards(t *testing.T) {
 	r2 := startLeaseReplica(t, ns, "ctl", "r2", rec)
 	took := rec.waitFor(t, 20*time.Second, func() error { return leaseSettled(r0, r1, r2) })
 	t.Logf("3 replicas: every shard owned once after %v", took.Round(time.Millisecond))
+	epoch2, _, _ := r2.m.Current()
 
 	// A join moves only the shards the newcomer takes, about 1/N.
 	before := map[string]shard.Set{}
@@ -79,6 +80,7 @@ func TestLeaseMembershipShards(t *testing.T) {
 	v, _, ok := r2.m.Current()
 	require.True(t, ok)
 	require.Equal(t, []string{"r2", "r3"}, v.Names())
+	require.Equal(t, epoch2.Epoch, v.Epoch, "a live replica lost its registration: judged expired while renewing")
 }
 
 // runMembership runs m until the test ends.

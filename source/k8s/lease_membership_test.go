@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
@@ -290,4 +293,34 @@ func TestLeaseMembershipOptions(t *testing.T) {
 	_, _, ok := m.Current()
 	require.False(t, ok, "a view before Run")
 	require.True(t, m.ValidUntil(0).IsZero())
+}
+
+// TestLeasePreconditions pins what the observers' rule relies on: the
+// apiserver refuses a delete conditioned on a resourceVersion the Lease has
+// moved past (a renewal the observer had not seen), and an update
+// conditioned on an older resourceVersion.
+func TestLeasePreconditions(t *testing.T) {
+	e := needEnv(t)
+	leases := e.Client.CoordinationV1().Leases(e.Namespace(t))
+	ctx := t.Context()
+	holder, secs := "m", int32(1)
+	l, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "p.m"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	seen := l.ResourceVersion
+	now := metav1.NewMicroTime(time.Now())
+	l.Spec.RenewTime = &now
+	renewed, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	_, err = leases.Update(ctx, l, metav1.UpdateOptions{}) // l still carries the old version
+	require.True(t, apierrors.IsConflict(err), "update at an old resourceVersion: %v", err)
+	err = leases.Delete(ctx, "p.m", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &l.UID, ResourceVersion: &seen}})
+	require.True(t, apierrors.IsConflict(err), "delete at an old resourceVersion: %v", err)
+	other := types.UID("another-incarnation")
+	err = leases.Delete(ctx, "p.m", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &other}})
+	require.True(t, apierrors.IsConflict(err), "delete of another UID: %v", err)
+	require.NoError(t, leases.Delete(ctx, "p.m", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &l.UID, ResourceVersion: &renewed.ResourceVersion}}))
 }

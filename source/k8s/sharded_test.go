@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/informer"
@@ -338,4 +339,107 @@ func TestShardedServerSide(t *testing.T) {
 // replica receives everything.
 func TestShardedClientFallback(t *testing.T) {
 	shardScenario(t, needEnv(t), k8s.FilterClient, replicaOptions{})
+}
+
+// keyHashSlices is a SliceSource with the wrong hash (shard.HashKey, the
+// default of shard.Owner) for NewSharded to refuse.
+type keyHashSlices struct{ *k8s.StaticSlices }
+
+func (keyHashSlices) Hash(key string) uint64 { return shard.HashKey(key) }
+
+// apiHashSlices hashes as the apiserver does.
+type apiHashSlices struct{ *k8s.StaticSlices }
+
+func (apiHashSlices) Hash(key string) uint64 { return shard.Hash(key) }
+
+func TestNewShardedOptions(t *testing.T) {
+	base, err := k8s.New(fake.NewClientset().CoreV1().ConfigMaps("x"), func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }, k8s.Options{})
+	require.NoError(t, err)
+	all := split(t, 0, 1)
+	for _, tc := range []struct {
+		name string
+		opts k8s.ShardedOptions[*corev1.ConfigMap]
+		ok   bool
+	}{
+		{"no source", k8s.ShardedOptions[*corev1.ConfigMap]{Slices: k8s.NewStaticSlices(all)}, false},
+		{"no slices", k8s.ShardedOptions[*corev1.ConfigMap]{Source: base}, false},
+		{"unknown field", k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: k8s.NewStaticSlices(all), Field: "metadata.uid"}, false},
+		{"key hash", k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: keyHashSlices{k8s.NewStaticSlices(all)}}, false},
+		{"api hash", k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: apiHashSlices{k8s.NewStaticSlices(all)}}, true},
+		{"namespace", k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: k8s.NewStaticSlices(all), Field: shard.FieldNamespace}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := k8s.NewSharded(tc.opts)
+			if !tc.ok {
+				require.ErrorIs(t, err, informer.ErrInvalidOptions)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, k8s.FilterUnknown, src.Mode())
+		})
+	}
+	_, err = k8s.Split(3, 3)
+	require.ErrorIs(t, err, shard.ErrInvalidShards)
+	union := shard.Set{}
+	for i := range 5 {
+		s := split(t, i, 5)
+		require.True(t, union.Intersect(s).Empty())
+		union = union.Union(s)
+	}
+	require.Equal(t, shard.DefaultShards, union.Len())
+}
+
+// TestShardedOptionsOnServer: DisableServerFilter filters on the client on
+// a server that could filter; Field namespace places whole namespaces.
+func TestShardedOptionsOnServer(t *testing.T) {
+	e := needGatedEnv(t)
+	ns := e.Namespace(t)
+	createMany(t, e.Client, ns, "cm-", 60)
+	nsShard := shard.ShardOf(shard.Hash(ns), shard.DefaultShards)
+	mine, err := shard.NewSet(shard.DefaultShards, nsShard)
+	require.NoError(t, err)
+	others := split(t, 0, 1).Minus(mine)
+
+	client, err := kubernetes.NewForConfig(rest.CopyConfig(e.Config))
+	require.NoError(t, err)
+	base, err := k8s.New(client.CoreV1().ConfigMaps(ns), func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }, k8s.Options{})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name     string
+		field    string
+		set      shard.Set
+		noServer bool
+		want     int
+		mode     k8s.FilterMode
+	}{
+		{"uid, client only", shard.FieldUID, split(t, 0, 2), true, -1, k8s.FilterClient},
+		{"namespace, its shard", shard.FieldNamespace, mine, false, 60, k8s.FilterServer},
+		{"namespace, other shards", shard.FieldNamespace, others, false, 0, k8s.FilterServer},
+		{"namespace, other shards, client only", shard.FieldNamespace, others, true, 0, k8s.FilterClient},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := k8s.NewSharded(k8s.ShardedOptions[*corev1.ConfigMap]{
+				Source: base, Slices: k8s.NewStaticSlices(tc.set), Field: tc.field, DisableServerFilter: tc.noServer,
+			})
+			require.NoError(t, err)
+			inf, _ := startInformer(t, src, informer.ListWatchOptions{})
+			n := inf.Lister().Len()
+			if tc.want >= 0 {
+				require.Equal(t, tc.want, n)
+			} else {
+				require.Less(t, n, 60)
+			}
+			for _, o := range inf.Lister().All() {
+				require.True(t, src.InSlice(o))
+			}
+			recv, deliv := src.Counts()
+			require.EqualValues(t, n, deliv)
+			if tc.noServer {
+				require.EqualValues(t, 60, recv)
+			} else {
+				require.Equal(t, deliv, recv)
+			}
+			require.Equal(t, tc.mode, src.Mode())
+		})
+	}
 }

@@ -33,11 +33,13 @@ var (
 func needGatedEnv(t *testing.T) *k8stest.Env {
 	t.Helper()
 	needEnv(t)
-	gatedOnce.Do(func() {
-		gatedEnv, gatedErr = k8stest.Start(k8stest.Config{FeatureGates: map[string]bool{k8stest.ShardedListAndWatch: true}})
-	})
+	gatedOnce.Do(func() { gatedEnv, gatedErr = startGated() })
 	require.NoError(t, gatedErr)
 	return gatedEnv
+}
+
+func startGated() (*k8stest.Env, error) {
+	return k8stest.Start(k8stest.Config{FeatureGates: map[string]bool{k8stest.ShardedListAndWatch: true}})
 }
 
 // createMany creates n ConfigMaps named cm-00000… in ns with 16 writers.

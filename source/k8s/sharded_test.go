@@ -401,6 +401,13 @@ func TestShardedOptionsOnServer(t *testing.T) {
 	mine, err := shard.NewSet(shard.DefaultShards, nsShard)
 	require.NoError(t, err)
 	others := split(t, 0, 1).Minus(mine)
+	var evens []int // 128 separate ranges: the longest selector 256 shards give
+	for i := 0; i < shard.DefaultShards; i += 2 {
+		evens = append(evens, i)
+	}
+	alternate, err := shard.NewSet(shard.DefaultShards, evens...)
+	require.NoError(t, err)
+	require.Len(t, alternate.Ranges(), 128)
 
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(e.Config))
 	require.NoError(t, err)
@@ -415,6 +422,7 @@ func TestShardedOptionsOnServer(t *testing.T) {
 		mode     k8s.FilterMode
 	}{
 		{"uid, client only", shard.FieldUID, split(t, 0, 2), true, -1, k8s.FilterClient},
+		{"uid, 128 ranges", shard.FieldUID, alternate, false, -1, k8s.FilterServer},
 		{"namespace, its shard", shard.FieldNamespace, mine, false, 60, k8s.FilterServer},
 		{"namespace, other shards", shard.FieldNamespace, others, false, 0, k8s.FilterServer},
 		{"namespace, other shards, client only", shard.FieldNamespace, others, true, 0, k8s.FilterClient},

@@ -110,6 +110,11 @@ func (m FilterMode) String() string {
 // already gives the right slice. [Sharded.Counts] tells how much was
 // received and how much was kept.
 //
+// An apiserver that refuses the selector (a 400, 422 or 500 naming the
+// shard selector, which v1.37 does not do for the selectors this source
+// writes) gets the request again without it, and none until the slice
+// changes: the mode is then [FilterClient].
+//
 // A replica whose slice is empty sends a selector covering the single
 // hash 0xffffffffffffffff (an empty selector would mean "everything") and
 // keeps nothing.
@@ -148,7 +153,7 @@ type Sharded[T Object] struct {
 	delivered atomic.Uint64
 	mode      atomic.Int32
 
-	// mu guards cache and sel.
+	// mu guards cache, sel and refused.
 	mu sync.Mutex
 	// cache is the slice of the last list (or streaming list) the
 	// consumer applied, with which its watches must agree.
@@ -158,6 +163,9 @@ type Sharded[T Object] struct {
 	sel    string
 	selGen uint64
 	selSet bool
+	// refused is set when the apiserver refused the selector of slice
+	// generation selGen: nothing is sent until the slice changes.
+	refused bool
 }
 
 var (
@@ -260,6 +268,10 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 	sel := s.selectorLocked(sl)
 	s.mu.Unlock()
 	page, meta, err := s.src.listPage(ctx, opts, sel)
+	if err != nil && s.refusedSelector(sl, sel, err) {
+		sel = ""
+		page, meta, err = s.src.listPage(ctx, opts, sel)
+	}
 	if err != nil {
 		return page, err
 	}
@@ -301,10 +313,14 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 	}
 	sel := s.selectorLocked(sl)
 	s.mu.Unlock()
-	if opts.SendInitialEvents && sel != "" && s.Mode() != FilterServer {
-		s.probe(ctx, sel)
+	if opts.SendInitialEvents && sel != "" && s.Mode() != FilterServer && !s.probe(ctx, sl, sel) {
+		sel = ""
 	}
 	inner, err := s.src.openWatch(ctx, opts, sel)
+	if err != nil && s.refusedSelector(sl, sel, err) {
+		sel = ""
+		inner, err = s.src.openWatch(ctx, opts, sel)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -322,10 +338,11 @@ func emptySliceSelector(field string) string {
 // selectorLocked returns the ShardSelector for sl, "" when the server
 // filter is disabled; computed once per slice generation.
 func (s *Sharded[T]) selectorLocked(sl shard.Slice) string {
-	if s.noServer {
+	if s.noServer || s.refused && s.selGen == sl.Gen {
 		return ""
 	}
 	if !s.selSet || s.selGen != sl.Gen {
+		s.refused = false
 		s.sel = sl.Shards.Selector(s.field)
 		if s.sel == "" {
 			s.sel = emptySliceSelector(s.field)

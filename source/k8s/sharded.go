@@ -65,10 +65,14 @@ const (
 	// FilterServer: the apiserver applies the ShardSelector (it echoed it
 	// in the list's shardInfo): each replica receives only its slice.
 	FilterServer
-	// FilterClient: the apiserver ignored the ShardSelector (the
-	// ShardedListAndWatch gate is off, or the server predates it), or
-	// [ShardedOptions.DisableServerFilter] is set: each replica receives
-	// everything and drops what is not its slice.
+	// FilterClient: the apiserver did not echo the ShardSelector: it
+	// ignored it (the ShardedListAndWatch gate is off, or the server
+	// predates it), or [ShardedOptions.DisableServerFilter] is set. Each
+	// replica then receives everything and drops what is not its slice.
+	// One exception: kube-apiserver v1.37.1 filters the lists of metadata
+	// clients ([NewMetadata]) but drops the echo when it converts them to
+	// PartialObjectMetadataList, so those report FilterClient while
+	// [Sharded.Counts] shows received = delivered.
 	FilterClient
 )
 

@@ -11,8 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/informer"
@@ -452,4 +456,47 @@ func TestShardedOptionsOnServer(t *testing.T) {
 			require.Equal(t, tc.mode, src.Mode())
 		})
 	}
+}
+
+// TestShardedDynamicAndMetadata: the echo is found in the lists of dynamic
+// (unstructured) clients. Metadata clients get filtered lists without it:
+// kube-apiserver v1.37.1 drops shardInfo when it converts a list to a
+// PartialObjectMetadataList (asPartialObjectMetadataList copies only the
+// resourceVersion and continue token), so the mode says client although
+// the server filtered.
+func TestShardedDynamicAndMetadata(t *testing.T) {
+	e := needGatedEnv(t)
+	ns := e.Namespace(t)
+	createMany(t, e.Client, ns, "cm-", 40)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	half := split(t, 0, 2)
+	check := func(t *testing.T, want k8s.FilterMode, mode func() k8s.FilterMode, list func() (int, error), counts func() (uint64, uint64)) {
+		n, err := list()
+		require.NoError(t, err)
+		require.Equal(t, want, mode())
+		recv, deliv := counts()
+		require.EqualValues(t, n, deliv)
+		require.Equal(t, recv, deliv)
+		require.Less(t, n, 40)
+	}
+	t.Run("dynamic", func(t *testing.T) {
+		base, err := k8s.NewDynamic(dynamic.NewForConfigOrDie(e.Config).Resource(gvr).Namespace(ns), k8s.Options{})
+		require.NoError(t, err)
+		src, err := k8s.NewSharded(k8s.ShardedOptions[*unstructured.Unstructured]{Source: base, Slices: k8s.NewStaticSlices(half)})
+		require.NoError(t, err)
+		check(t, k8s.FilterServer, src.Mode, func() (int, error) {
+			p, err := src.List(t.Context(), informer.ListOptions{})
+			return len(p.Items), err
+		}, src.Counts)
+	})
+	t.Run("metadata", func(t *testing.T) {
+		base, err := k8s.NewMetadata(metadata.NewForConfigOrDie(e.Config).Resource(gvr).Namespace(ns), k8s.Options{})
+		require.NoError(t, err)
+		src, err := k8s.NewSharded(k8s.ShardedOptions[*metav1.PartialObjectMetadata]{Source: base, Slices: k8s.NewStaticSlices(half)})
+		require.NoError(t, err)
+		check(t, k8s.FilterClient, src.Mode, func() (int, error) {
+			p, err := src.List(t.Context(), informer.ListOptions{})
+			return len(p.Items), err
+		}, src.Counts)
+	})
 }

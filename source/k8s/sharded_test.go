@@ -3,6 +3,7 @@ package k8s_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -304,11 +305,33 @@ func shardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode, ro replica
 	}
 	empty, err := shard.NewSet(shard.DefaultShards)
 	require.NoError(t, err)
+	// Readers see the old slice or the new one: the replica losing
+	// everything goes from all its objects to none in one step.
+	oldLen := len(olds[2])
+	sampling := make(chan struct{})
+	var partial []int
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			if n := rs[2].inf.Lister().Len(); n > 0 && n < oldLen {
+				partial = append(partial, n)
+			}
+			select {
+			case <-sampling:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	})
 	for i, set := range []shard.Set{split(t, 0, 2), split(t, 1, 2), empty} {
 		rs[i].slices.Set(set)
 	}
 	createMany(t, e.Client, ns, "late-", 100)
 	took = waitSettledOn(t, e.Client, ns, "", rs...)
+	close(sampling)
+	sampler.Wait()
+	require.Empty(t, partial, "a reader saw the emptied replica's cache half-way")
 	t.Logf("slice change: settled in %v", took)
 	require.Zero(t, rs[2].inf.Lister().Len(), "the replica with no shards caches nothing")
 	for i, r := range rs {

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
 )
@@ -46,10 +49,13 @@ type ShardedOptions[T any] struct {
 //
 // etcd has no server-side hash filter: each replica lists and watches the
 // whole prefix and drops what is not in its slice before the informer sees
-// it. Memory (the cache, the queue) and handler load scale with 1/N of the
-// replicas; network traffic, etcd's work and decoding do not (every value is
-// still received and decoded by every replica). The Kubernetes apiserver,
-// with ShardedListAndWatch, filters on the server instead.
+// it. The filter looks at keys only and runs before anything else: values
+// of other slices are never transformed nor decoded, and their deletions
+// need no read of the previous value. So memory (the cache, the queue),
+// decoding and handler load scale with 1/N of the replicas; network
+// traffic, etcd's work and the client's protobuf decoding of the responses
+// do not (every key-value is still sent to every replica). The Kubernetes
+// apiserver, with ShardedListAndWatch, filters on the server instead.
 //
 // # Slice changes
 //
@@ -111,9 +117,10 @@ func (s *Sharded[T]) InSlice(key string) bool {
 	return s.cache.Shards.Contains(s.slices.Hash(key))
 }
 
-// Counts returns the number of objects this source received from etcd
-// (listed or watched, bookmarks excluded) and how many of them it passed on:
-// with N replicas, about 1/N.
+// Counts returns the number of key-values this source received from etcd
+// (listed, or watch events; bookmarks excluded), all of which its filter
+// examined, and how many objects it passed on (listed, or Added, Modified
+// and Deleted events): with N replicas, about 1/N.
 func (s *Sharded[T]) Counts() (received, delivered uint64) {
 	return s.received.Load(), s.delivered.Load()
 }
@@ -150,20 +157,11 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd sharded source: slice changed during the list: %w", informer.ErrExpired)
 	}
 	s.mu.Unlock()
-	page, err := s.src.List(ctx, opts)
+	page, err := s.src.list(ctx, opts, s.keyFilter(sl))
 	if err != nil {
 		return page, err
 	}
-	s.received.Add(uint64(len(page.Items)))
-	kept := page.Items[:0]
-	for _, o := range page.Items {
-		if sl.Shards.Contains(s.slices.Hash(o.Key)) {
-			kept = append(kept, o)
-		}
-	}
-	clear(page.Items[len(kept):])
-	page.Items = kept
-	s.delivered.Add(uint64(len(kept)))
+	s.delivered.Add(uint64(len(page.Items)))
 	return page, nil
 }
 
@@ -188,16 +186,53 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 		return nil, fmt.Errorf("etcd sharded source: slice changed since the list: %w", informer.ErrExpired)
 	}
 	s.mu.Unlock()
-	inner, err := s.src.Watch(ctx, opts)
+	inner, err := s.src.watchKeys(ctx, opts, s.keyFilter(sl))
 	if err != nil {
 		return nil, err
 	}
 	w := &shardedWatch[T]{out: make(chan informer.Event[*Object[T]]), stop: make(chan struct{})}
-	go w.run(ctx, s, inner, sl, changed)
+	go w.run(ctx, s, inner, sl.Gen, changed)
 	return w, nil
 }
 
-// shardedWatch filters an underlying watch.
+// keyFilter returns the filter of slice sl, for the underlying source: it
+// counts every key it is asked about as received.
+func (s *Sharded[T]) keyFilter(sl shard.Slice) keyFilter {
+	return func(key string) bool {
+		s.received.Add(1)
+		return sl.Shards.Contains(s.slices.Hash(key))
+	}
+}
+
+// keyFilter selects keys (as [Object.Key] has them) before their values are
+// decoded: a key it rejects is never visible, so its list entries and
+// watch events are dropped whole, before decoding and before any read of a
+// previous value. It must be deterministic for the duration of one list or
+// watch, and safe for concurrent use (chunks are filtered in parallel). A
+// nil keyFilter keeps every key.
+type keyFilter func(key string) bool
+
+// keeps reports whether keep accepts kv's key.
+func (s *Source[T]) keeps(keep keyFilter, kv *mvccpb.KeyValue) bool {
+	return keep == nil || keep(s.objectKey(string(kv.Key)))
+}
+
+// keepEvents drops, in place, the events whose key keep rejects.
+func (s *Source[T]) keepEvents(keep keyFilter, evs []*clientv3.Event) []*clientv3.Event {
+	if keep == nil {
+		return evs
+	}
+	kept := evs[:0]
+	for _, ev := range evs {
+		if s.keeps(keep, ev.Kv) {
+			kept = append(kept, ev)
+		}
+	}
+	clear(evs[len(kept):])
+	return kept
+}
+
+// shardedWatch forwards an underlying watch until the slice changes.
 type shardedWatch[T any] struct {
 	out  chan informer.Event[*Object[T]]
 	stop chan struct{}
@@ -211,7 +246,7 @@ func (w *shardedWatch[T]) Stop() { w.once.Do(func() { close(w.stop) }) }
 // run forwards the events of the slice until the underlying watch ends,
 // Stop, ctx is done, or a slice change (then an ErrExpired Error event). It stops the
 // underlying watch and closes out when it returns.
-func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], sl shard.Slice, changed <-chan struct{}) {
+func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], gen uint64, changed <-chan struct{}) {
 	defer close(w.out)
 	defer inner.Stop()
 	send := func(ev informer.Event[*Object[T]]) bool {
@@ -232,7 +267,7 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			return
 		case <-changed:
 			send(informer.Event[*Object[T]]{Type: informer.EventError,
-				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w", sl.Gen, informer.ErrExpired)})
+				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w", gen, informer.ErrExpired)})
 			return
 		case ev, ok := <-inner.Events():
 			if !ok {
@@ -240,10 +275,6 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			}
 			switch ev.Type {
 			case informer.EventAdded, informer.EventModified, informer.EventDeleted:
-				s.received.Add(1)
-				if !sl.Shards.Contains(s.slices.Hash(ev.Object.Key)) {
-					continue
-				}
 				s.delivered.Add(1)
 			}
 			if !send(ev) {

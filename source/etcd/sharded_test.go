@@ -411,7 +411,7 @@ func TestShardedEtcd(t *testing.T) {
 		received += rc
 		delivered += dl
 	}
-	t.Logf("client-side filter: %d objects received, %d passed on (%.0f%%)", received, delivered, 100*float64(delivered)/float64(received))
+	t.Logf("client-side filter: %d key-values received, %d objects passed on (%.0f%%)", received, delivered, 100*float64(delivered)/float64(received))
 
 	require.True(t, killed.owner.Held().Empty(), "a replica cut off from etcd holds nothing once its lease's validity ended")
 	stopSampling()

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -85,7 +86,7 @@ func BenchmarkSharded(b *testing.B) {
 				var p99 time.Duration
 				for _, name := range names {
 					gen++
-					r := runShardedReplica(b, endpoint, c, prefix, n, a.Set(name), gen)
+					r := runShardedReplica(b, endpoint, c, prefix, n, replicas, a.Set(name), gen)
 					sum.add(r)
 					p99 = max(p99, r.p99)
 				}
@@ -180,7 +181,16 @@ const updates = 10_000
 
 // runShardedReplica syncs a replica serving set, then has writer update
 // keys to generation gen while it follows, and returns what it cost.
-func runShardedReplica(b *testing.B, endpoint string, writer *clientv3.Client, prefix string, n int, set shard.Set, gen int64) shardedRun {
+//
+// Its CPU is labelled for profiles: replicas=N and phase=encode (the
+// updates, before anything is measured), replica (the replica's goroutines)
+// or write (the writer's calls): pprof -tagfocus 'phase=replica'.
+func runShardedReplica(b *testing.B, endpoint string, writer *clientv3.Client, prefix string, n, replicas int, set shard.Set, gen int64) shardedRun {
+	label := func(phase string) {
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("replicas", fmt.Sprint(replicas), "phase", phase)))
+	}
+	defer pprof.SetGoroutineLabels(context.Background())
+	label("encode")
 	// The updates, encoded before anything is measured: every
 	// (n/updates)-th key, in a random order.
 	keys := rand.Perm(updates)
@@ -198,6 +208,7 @@ func runShardedReplica(b *testing.B, endpoint string, writer *clientv3.Client, p
 		}
 		txns = append(txns, ops)
 	}
+	label("replica")
 
 	cli, err := etcdtest.NewClient(endpoint)
 	require.NoError(b, err)
@@ -254,6 +265,7 @@ func runShardedReplica(b *testing.B, endpoint string, writer *clientv3.Client, p
 	runtime.GC()
 	cpu0 = processCPU()
 	sent := make(map[int64]time.Time, len(txns))
+	label("write")
 	for _, ops := range txns {
 		ts := time.Now()
 		resp, err := writer.Txn(context.Background()).Then(ops...).Commit()

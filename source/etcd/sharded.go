@@ -20,7 +20,8 @@ type SliceSource interface {
 	// Slice waits for the first slice (bounded by ctx), then returns the
 	// current one and a channel closed when it changes.
 	Slice(ctx context.Context) (shard.Slice, <-chan struct{}, error)
-	// Hash places a key in the hash space. It must be deterministic.
+	// Hash places a key in the hash space. It must be deterministic and
+	// safe for concurrent use (lists filter their chunks in parallel).
 	Hash(key string) uint64
 }
 

@@ -15,20 +15,31 @@ import (
 //
 // It pops batches of keys off the DeltaFIFO. For each batch it first
 // prepares the cache writes (running key and index functions, no lock held),
-// then, holding inf.mu, commits every write to the Indexer under one write
-// lock and queues the resulting notifications to every handler, and releases
-// inf.mu. Handlers run on their own goroutines. Because notifications are
-// derived from the state each key had in the cache just before the commit,
-// every handler sees a consistent sequence per key, and a handler registered
-// between two batches (AddHandler also takes inf.mu) sees neither a gap nor a
-// duplicate.
+// then, holding inf.mu, commits every write to the Indexer and queues the
+// resulting notifications to every handler, and releases inf.mu. Handlers
+// run on their own goroutines. Because notifications are derived from the
+// state each key had in the cache just before the commit, every handler sees
+// a consistent sequence per key, and a handler registered between two
+// batches (AddHandler also takes inf.mu) sees neither a gap nor a duplicate.
+//
+// The direct hand-off. A watch event that arrives while the queue is idle
+// (nothing queued, no batch in flight) and no other event is already
+// waiting on the stream is not queued for the loop: the reflector's
+// goroutine takes it as a batch of one (DeltaFIFO.changeOrTake) and runs the
+// same processBatch on it, so a lone event reaches its handlers after two
+// goroutine wake-ups instead of three. Holding the FIFO's in-flight batch is
+// the processing token: while the reflector's goroutine holds it the loop
+// cannot pop (and nothing is queued for it anyway), and while the loop holds
+// one the reflector queues. Ordering, atomicity, metrics and versions are
+// therefore those of the loop (see fifo_direct.go). When events come faster
+// than they are processed, the reflector sees the next one waiting and
+// queues, so that reading the stream and processing it go on in parallel.
 
 // processLoop runs until ctx is done or the queue is closed.
 func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
-	var p batchProcessor[K, T]
 	for {
 		err := inf.fifo.PopBatch(ctx, inf.batch, func(batch []Item[K, T]) error {
-			inf.processBatch(&p, batch)
+			inf.processBatch(&inf.proc, batch)
 			return nil
 		})
 		if err != nil {
@@ -40,6 +51,25 @@ func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 		inf.versions.advance() // the batch is committed: its versions are applied
 		inf.metrics.QueueDepth(inf.name, inf.fifo.Len())
 	}
+}
+
+// processTaken processes a batch handed out by DeltaFIFO.changeOrTake, as
+// PopBatch does around the processing loop's function: on a panic the batch
+// is put back and the panic propagates. The versions of the batch are
+// applied by the version the reflector records next (its sequence number is
+// finished by then); earlier ones were all applied already, since nothing
+// was queued or in flight.
+func (inf *SharedInformer[K, T]) processTaken(batch []Item[K, T]) {
+	done := false
+	defer func() {
+		if !done {
+			inf.fifo.finish(true)
+		}
+	}()
+	inf.processBatch(&inf.proc, batch)
+	done = true
+	depth := inf.fifo.finish(false)
+	inf.metrics.QueueDepth(inf.name, depth)
 }
 
 // batchProcessor holds the buffers the processing loop reuses between
@@ -229,30 +259,46 @@ func (s *transformingStore[K, T]) apply(obj T) (T, error) {
 	return out, nil
 }
 
-func (s *transformingStore[K, T]) Add(obj T) error {
-	obj, err := s.apply(obj)
-	if err != nil {
-		return err
-	}
-	return s.fifo.Add(obj)
-}
+func (s *transformingStore[K, T]) Add(obj T) error { return s.applyEvent(EventAdded, obj, true) }
 
-func (s *transformingStore[K, T]) Update(obj T) error {
-	obj, err := s.apply(obj)
-	if err != nil {
-		return err
-	}
-	return s.fifo.Update(obj)
-}
+func (s *transformingStore[K, T]) Update(obj T) error { return s.applyEvent(EventModified, obj, true) }
 
-// Delete never drops a deletion: if the transform fails, the object goes
-// into the queue untransformed (and the failure is still reported).
-func (s *transformingStore[K, T]) Delete(obj T) error {
-	out, err := s.apply(obj)
-	if err != nil {
-		return errors.Join(err, s.fifo.Delete(obj))
+func (s *transformingStore[K, T]) Delete(obj T) error { return s.applyEvent(EventDeleted, obj, true) }
+
+// applyEvent applies one watch event (t is EventAdded, EventModified or
+// EventDeleted): it transforms obj, then queues it, or, unless more events
+// are waiting (more), processes it at once on the caller's goroutine if the
+// queue is idle (see "The direct hand-off" above). A deletion is never
+// dropped: if the transform fails, the untransformed object is used (and
+// the failure still reported).
+func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, more bool) error {
+	dt := Deleted
+	switch t {
+	case EventAdded:
+		dt = Added
+	case EventModified:
+		dt = Updated
 	}
-	return s.fifo.Delete(out)
+	out, terr := s.apply(obj)
+	if terr != nil {
+		if dt != Deleted {
+			return terr
+		}
+		out = obj
+	}
+	var err error
+	if more {
+		err = s.fifo.change(dt, out)
+	} else {
+		var batch []Item[K, T]
+		if batch, err = s.fifo.changeOrTake(dt, out); batch != nil {
+			s.inf.processTaken(batch)
+		}
+	}
+	if terr != nil {
+		return errors.Join(terr, err)
+	}
+	return err
 }
 
 // RecordVersion is called by the reflector after each watch event it

@@ -39,7 +39,7 @@ import (
 func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 	for {
 		err := inf.fifo.PopBatch(ctx, inf.batch, func(batch []Item[K, T]) error {
-			inf.processBatch(&inf.proc, batch)
+			inf.processBatch(&inf.proc, batch, false)
 			return nil
 		})
 		if err != nil {
@@ -55,20 +55,34 @@ func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 
 // processTaken processes a batch handed out by DeltaFIFO.changeOrTake, as
 // PopBatch does around the processing loop's function: on a panic the batch
-// is put back and the panic propagates. The versions of the batch are
-// applied by the version the reflector records next (its sequence number is
-// finished by then); earlier ones were all applied already, since nothing
-// was queued or in flight.
-func (inf *SharedInformer[K, T]) processTaken(batch []Item[K, T]) {
+// is put back and the panic propagates. Then it records version (if not
+// ""), which is applied at once: the batch is finished and nothing else was
+// queued or in flight. It wakes the handlers last, just before the
+// reflector's goroutine goes back to waiting on the stream, so that the
+// handler's goroutine runs on the processor it is woken on rather than
+// being moved to another one while the reflector's goroutine finishes.
+//
+// Only the reflector's goroutine calls it (through applyEvent), one call at
+// a time: inf.directWake is its own.
+func (inf *SharedInformer[K, T]) processTaken(batch []Item[K, T], version string) {
 	done := false
 	defer func() {
 		if !done {
 			inf.fifo.finish(true)
 		}
 	}()
-	inf.processBatch(&inf.proc, batch)
+	inf.processBatch(&inf.proc, batch, true)
 	done = true
+	// inf.proc belongs to the processing loop again after finish: keep the
+	// handlers to wake apart.
+	p := &inf.proc
+	p.wake, inf.directWake = inf.directWake[:0], p.wake
 	depth := inf.fifo.finish(false)
+	inf.versions.record(version)
+	for _, l := range inf.directWake {
+		l.signal()
+	}
+	clear(inf.directWake)
 	inf.metrics.QueueDepth(inf.name, depth)
 }
 
@@ -83,10 +97,25 @@ type batchProcessor[K comparable, T any] struct {
 
 	refused  []error           // writes refused at commit
 	notified []*listener[K, T] // the handlers whose backlog to report
+	wake     []*listener[K, T] // the handlers to wake: see wakeHandlers
 	pool     sync.Pool         // of *noteBatch[K, T], shared with the handlers that release them
 }
 
-func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
+// wakeHandlers wakes the handler goroutines that processBatch queued work
+// for while they waited.
+func (p *batchProcessor[K, T]) wakeHandlers() {
+	for _, l := range p.wake {
+		l.signal()
+	}
+	clear(p.wake)
+	p.wake = p.wake[:0]
+}
+
+// processBatch applies batch to the cache and queues its notifications to
+// the handlers. The processing loop's call (direct false) wakes the handlers
+// as soon as the commit is done; the direct hand-off's (direct true) leaves
+// that to its caller, to do last (see processTaken).
+func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T], direct bool) {
 	start := time.Now()
 	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
 	for _, it := range batch {
@@ -155,13 +184,18 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 			b.syncs = nil
 		}
 		for _, l := range inf.listeners {
-			l.enqueueBatch(b, anySync && inf.resyncing(l))
+			if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
+				p.wake = append(p.wake, l)
+			}
 		}
 		b.release()
 	}
 	inf.mu.Unlock()
 
 	// Reports go out after the lock is released: they may run user code.
+	if !direct {
+		p.wakeHandlers()
+	}
 	for _, err := range p.refused {
 		inf.report(ErrorClassStore, err)
 	}
@@ -259,19 +293,24 @@ func (s *transformingStore[K, T]) apply(obj T) (T, error) {
 	return out, nil
 }
 
-func (s *transformingStore[K, T]) Add(obj T) error { return s.applyEvent(EventAdded, obj, true) }
+func (s *transformingStore[K, T]) Add(obj T) error { return s.applyEvent(EventAdded, obj, "", true) }
 
-func (s *transformingStore[K, T]) Update(obj T) error { return s.applyEvent(EventModified, obj, true) }
+func (s *transformingStore[K, T]) Update(obj T) error {
+	return s.applyEvent(EventModified, obj, "", true)
+}
 
-func (s *transformingStore[K, T]) Delete(obj T) error { return s.applyEvent(EventDeleted, obj, true) }
+func (s *transformingStore[K, T]) Delete(obj T) error {
+	return s.applyEvent(EventDeleted, obj, "", true)
+}
 
 // applyEvent applies one watch event (t is EventAdded, EventModified or
-// EventDeleted): it transforms obj, then queues it, or, unless more events
-// are waiting (more), processes it at once on the caller's goroutine if the
-// queue is idle (see "The direct hand-off" above). A deletion is never
-// dropped: if the transform fails, the untransformed object is used (and
-// the failure still reported).
-func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, more bool) error {
+// EventDeleted) received at version (possibly ""), and records the version
+// for WaitForVersion: it transforms obj, then queues it, or, unless more
+// events are waiting (more), processes it at once on the caller's goroutine
+// if the queue is idle (see "The direct hand-off" above). A deletion is
+// never dropped: if the transform fails, the untransformed object is used
+// (and the failure still reported).
+func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, version string, more bool) error {
 	dt := Deleted
 	switch t {
 	case EventAdded:
@@ -280,10 +319,11 @@ func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, more bool) erro
 		dt = Updated
 	}
 	out, terr := s.apply(obj)
+	if terr != nil && dt != Deleted {
+		s.inf.versions.record(version)
+		return terr
+	}
 	if terr != nil {
-		if dt != Deleted {
-			return terr
-		}
 		out = obj
 	}
 	var err error
@@ -292,9 +332,11 @@ func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, more bool) erro
 	} else {
 		var batch []Item[K, T]
 		if batch, err = s.fifo.changeOrTake(dt, out); batch != nil {
-			s.inf.processTaken(batch)
+			s.inf.processTaken(batch, version)
+			version = "" // recorded
 		}
 	}
+	s.inf.versions.record(version)
 	if terr != nil {
 		return errors.Join(terr, err)
 	}

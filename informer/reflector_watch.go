@@ -93,13 +93,14 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 // eventApplier is implemented by a [ReflectorStore] that can apply a watch
 // event on the reflector's goroutine when its consumer is idle (the
 // informer's store: see "The direct hand-off" in process.go). The reflector
-// tells it whether another event is already waiting on the stream (more):
-// the store then queues the event for its consumer instead, so that reading
-// the stream and processing it go on in parallel under load.
+// tells it whether the stream is busy (more: see handleWatch): the store
+// then queues the event for its consumer instead, so that reading the
+// stream and processing it go on in parallel under load.
 type eventApplier[T any] interface {
 	// applyEvent applies one EventAdded, EventModified or EventDeleted
-	// event, as Add, Update or Delete would.
-	applyEvent(t EventType, obj T, more bool) error
+	// event, as Add, Update or Delete would, and records its version (if
+	// not "") as RecordVersion would: the reflector does not.
+	applyEvent(t EventType, obj T, version string, more bool) error
 }
 
 // handleWatch applies the events of one stream to the store until it ends.
@@ -107,11 +108,15 @@ type eventApplier[T any] interface {
 // *VeryShortWatchError for a normal end under a second without events, the
 // stream's error for an Error event, or nil when ctx is done.
 //
-// For a store that is an eventApplier, it looks one event ahead: after
-// receiving an event it takes the next one if it is already waiting (a
-// receive that does not block), to tell the store whether more are coming.
-// That event is handled next, after the checks the blocking receive would
-// have made (ctx done, resync due).
+// For a store that is an eventApplier, it tells the store whether the
+// stream is busy, so that only a lone event is applied at once (see
+// eventApplier). The stream is busy unless the reflector had to wait for the
+// event (it was not already there when the reflector came back for it) and
+// no other event is waiting behind it. To know the latter it looks one event
+// ahead: after receiving an event it takes the next one if it is already
+// there (a receive that does not block); that event is handled next, after
+// the checks a blocking receive makes (ctx done, resync due). Both checks
+// are made on every event, so neither is starved by a busy stream.
 func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-chan time.Time) error {
 	start := time.Now()
 	events := 0
@@ -121,29 +126,35 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 	var next Event[T] // the event looked ahead at, if ahead
 	ahead, nextOK := false, false
 	for {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		select {
+		case <-resync:
+			r.resync(ctx)
+		default:
+		}
 		var ev Event[T]
 		var ok bool
+		waited := false // the stream had nothing when the reflector came back for more
 		if ahead {
-			select {
-			case <-done:
-				return nil
-			default:
-			}
-			select {
-			case <-resync:
-				r.resync(ctx)
-			default:
-			}
 			ev, ok = next, nextOK
 			ahead, next = false, Event[T]{}
 		} else {
 			select {
-			case <-done:
-				return nil
-			case <-resync:
-				r.resync(ctx)
-				continue
 			case ev, ok = <-ch:
+			default:
+				waited = true
+				select {
+				case <-done:
+					return nil
+				case <-resync:
+					r.resync(ctx)
+					continue
+				case ev, ok = <-ch:
+				}
 			}
 		}
 		if !ok {
@@ -168,8 +179,12 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 					ahead = true
 				default:
 				}
-				err = applier.applyEvent(ev.Type, ev.Object, ahead && nextOK)
-				break
+				err = applier.applyEvent(ev.Type, ev.Object, ev.Version, !waited || (ahead && nextOK))
+				if err != nil {
+					r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
+				}
+				events++
+				continue
 			}
 			switch ev.Type {
 			case EventAdded:

@@ -92,8 +92,7 @@ type batchProcessor[K comparable, T any] struct {
 	writes []write[K, T]
 	deltas []Deltas[T] // per write: the deltas to notify
 	initia []bool      // per write: part of the initial list
-	notes  []notification[K, T]
-	syncs  []bool // per note: a resync (only for handlers due)
+	syncs  []bool      // per note of the batch being built: a resync (only for handlers due)
 
 	refused  []error           // writes refused at commit
 	notified []*listener[K, T] // the handlers whose backlog to report
@@ -159,36 +158,43 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		}
 		inf.mu.Lock()
 	}
-	p.notes, p.syncs = slices.Grow(p.notes[:0], len(p.writes)), slices.Grow(p.syncs[:0], len(p.writes))
-	for i := range p.writes {
-		w := &p.writes[i]
-		if w.failed {
-			continue
-		}
-		p.appendNotes(w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
-	}
-	anySync := slices.Contains(p.syncs, true)
 	p.notified = append(p.notified[:0], inf.listeners...)
-	if len(p.notes) > 0 && len(inf.listeners) > 0 {
-		// One shared copy of the notes for every handler (see noteBatch).
+	if len(inf.listeners) > 0 {
+		// One shared copy of the notes for every handler (see noteBatch),
+		// built in place.
 		b := getBatch[K, T](&p.pool)
-		b.notes = append(b.notes, p.notes...)
-		if anySync {
-			b.syncs = append(b.syncs, p.syncs...)
-			for _, s := range p.syncs {
-				if s {
-					b.nsync++
-				}
+		b.notes = slices.Grow(b.notes, len(p.writes))
+		p.syncs = slices.Grow(p.syncs[:0], len(p.writes))
+		for i := range p.writes {
+			w := &p.writes[i]
+			if w.failed {
+				continue
 			}
+			b.notes = p.appendNotes(b.notes, w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
+		}
+		anySync := false
+		for _, s := range p.syncs {
+			if s {
+				anySync = true
+				b.nsync++
+			}
+		}
+		if anySync {
+			b.syncs = append(b.syncs[:0], p.syncs...)
 		} else {
 			b.syncs = nil
 		}
-		for _, l := range inf.listeners {
-			if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
-				p.wake = append(p.wake, l)
+		if len(b.notes) > 0 {
+			for _, l := range inf.listeners {
+				if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
+					p.wake = append(p.wake, l)
+				}
 			}
 		}
 		b.release()
+		if cap(p.syncs) > maxKeptBatch {
+			p.syncs = nil
+		}
 	}
 	inf.mu.Unlock()
 
@@ -222,11 +228,6 @@ func (p *batchProcessor[K, T]) release(s *Indexer[K, T]) {
 		clear(p.writes)
 		clear(p.deltas)
 	}
-	if cap(p.notes) > maxKeptBatch {
-		p.notes, p.syncs = nil, nil
-	} else {
-		clear(p.notes)
-	}
 }
 
 // storablePrefix shortens ds to its longest prefix whose last delta can be
@@ -246,30 +247,33 @@ func (inf *SharedInformer[K, T]) storablePrefix(w *write[K, T], ds Deltas[T]) (D
 	return nil, false
 }
 
-// appendNotes turns one key's deltas into notifications, starting from the
-// state the cache held for the key before the commit (old, if hadOld).
-func (p *batchProcessor[K, T]) appendNotes(key K, old T, hadOld bool, ds Deltas[T], initial bool) {
+// appendNotes turns one key's deltas into notifications appended to notes
+// (and whether each is a resync to p.syncs), starting from the state the
+// cache held for the key before the commit (old, if hadOld). It returns the
+// extended notes.
+func (p *batchProcessor[K, T]) appendNotes(notes []notification[K, T], key K, old T, hadOld bool, ds Deltas[T], initial bool) []notification[K, T] {
 	prev, has := old, hadOld
 	for _, d := range ds {
 		switch d.Type {
 		case Deleted:
 			if has {
-				p.notes = append(p.notes, notification[K, T]{kind: noteDelete, key: key, obj: d.Object, unknown: d.FinalStateUnknown})
+				notes = append(notes, notification[K, T]{kind: noteDelete, key: key, obj: d.Object, unknown: d.FinalStateUnknown})
 				p.syncs = append(p.syncs, false)
 			}
 			var zero T
 			prev, has = zero, false
 		default: // Added, Updated, Replaced, Sync
 			if has {
-				p.notes = append(p.notes, notification[K, T]{kind: noteUpdate, key: key, old: prev, obj: d.Object})
+				notes = append(notes, notification[K, T]{kind: noteUpdate, key: key, old: prev, obj: d.Object})
 				p.syncs = append(p.syncs, d.Type == Sync)
 			} else {
-				p.notes = append(p.notes, notification[K, T]{kind: noteAdd, key: key, obj: d.Object, initial: initial})
+				notes = append(notes, notification[K, T]{kind: noteAdd, key: key, obj: d.Object, initial: initial})
 				p.syncs = append(p.syncs, false)
 			}
 			prev, has = d.Object, true
 		}
 	}
+	return notes
 }
 
 // transformingStore is the informer's [ReflectorStore]: it applies the

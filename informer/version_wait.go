@@ -61,11 +61,11 @@ type versionTracker struct {
 	// and closed, then reset to nil, whenever applied changes.
 	advanced chan struct{}
 	// Without a VersionComparer: the last rememberedVersions versions
-	// received (oldest first), each version's latest ordinal among them, and
-	// the waiters, one shared entry per awaited version.
-	recent   ringbuf.Ring[versionMark]
-	ordinals map[string]uint64
-	waiters  map[string]*versionWaiter
+	// received (oldest first; a wait looks its version up there, newest
+	// first, so that receiving one costs no map update), and the waiters,
+	// one shared entry per awaited version.
+	recent  ringbuf.Ring[versionMark]
+	waiters map[string]*versionWaiter
 }
 
 // versionWaiter is shared by the callers waiting for one version (without a
@@ -84,7 +84,6 @@ func newVersionTracker(name string, src any, seqs func() (tail, finished uint64)
 	t.stop = sync.OnceFunc(func() { close(t.stopped) })
 	t.cmp, _ = src.(VersionComparer)
 	if t.cmp == nil {
-		t.ordinals = make(map[string]uint64)
 		t.waiters = make(map[string]*versionWaiter)
 	}
 	return t
@@ -119,13 +118,9 @@ func (t *versionTracker) record(version string) {
 // for its version their receipt to wait for.
 func (t *versionTracker) rememberLocked(m versionMark) {
 	if t.recent.Len() == rememberedVersions {
-		old, _ := t.recent.Pop()
-		if t.ordinals[old.version] == old.ordinal {
-			delete(t.ordinals, old.version)
-		}
+		t.recent.Pop()
 	}
 	t.recent.Push(m)
-	t.ordinals[m.version] = m.ordinal
 	if w := t.waiters[m.version]; w != nil && w.ordinal == 0 {
 		w.ordinal = m.ordinal
 	}
@@ -170,6 +165,9 @@ func (t *versionTracker) advanceLocked(finished uint64) (time.Time, bool) {
 	if t.advanced != nil {
 		close(t.advanced)
 		t.advanced = nil
+	}
+	if len(t.waiters) == 0 {
+		return t.appliedAt, true
 	}
 	for v, w := range t.waiters {
 		if w.ordinal != 0 && w.ordinal <= t.applied.ordinal {
@@ -304,10 +302,21 @@ func (t *versionTracker) compare(a, b string) (int, error) {
 	return c, nil
 }
 
+// receivedLocked returns the ordinal of the latest receipt of version among
+// the remembered ones, and whether there is one. The caller holds t.mu.
+func (t *versionTracker) receivedLocked(version string) (uint64, bool) {
+	for i := t.recent.Len() - 1; i >= 0; i-- {
+		if m := t.recent.Ptr(i); m.version == version {
+			return m.ordinal, true
+		}
+	}
+	return 0, false
+}
+
 // waitEqual waits for version itself to be applied.
 func (t *versionTracker) waitEqual(ctx context.Context, version string) error {
 	t.mu.Lock()
-	n, received := t.ordinals[version]
+	n, received := t.receivedLocked(version)
 	if received && n <= t.applied.ordinal {
 		t.mu.Unlock()
 		return nil

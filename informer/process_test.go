@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,6 +68,13 @@ type directFixture struct {
 
 func newDirectFixture(t *testing.T, buffer int, list ...string) *directFixture {
 	t.Helper()
+	return newDirectFixtureResync(t, buffer, 0, list...)
+}
+
+// newDirectFixtureResync is newDirectFixture with the informer's resync
+// period.
+func newDirectFixtureResync(t *testing.T, buffer int, resync time.Duration, list ...string) *directFixture {
+	t.Helper()
 	src := newScriptSource()
 	src.listFn = func(int, ListOptions) (ListPage[string], error) {
 		return ListPage[string]{Items: list, Version: "1"}, nil
@@ -79,7 +87,7 @@ func newDirectFixture(t *testing.T, buffer int, list ...string) *directFixture {
 	fx := &directFixture{h: &recorder{}, gates: &gates{}, done: make(chan error, 1)}
 	inf, err := NewSharedInformer(Options[string, string]{
 		Source: src, KeyFunc: directKey, Indexes: []Index[string]{fx.gates.index()}, Name: "direct",
-		ListWatch: ListWatchOptions{DisableStreamingList: true},
+		ListWatch: ListWatchOptions{DisableStreamingList: true}, ResyncPeriod: resync,
 	})
 	require.NoError(t, err)
 	_, err = inf.AddHandler(fx.h, HandlerOptions{})
@@ -224,16 +232,17 @@ func TestDirectHandOffShutdownWaits(t *testing.T) {
 
 // Ordering model: a random mix of lone events (the test waits until
 // everything is idle before sending: applied directly) and bursts (sent
-// into a buffered stream at once: queued), with a handler added part way.
-// Each handler must see, per key, exactly the events of that key in order
-// (the late one: from its snapshot on), and the cache must end as the
-// source.
+// into a buffered stream at once: queued), with a handler added part way
+// and periodic resyncs (queued for the loop) now and then. Each handler must
+// see, per key, exactly the events of that key in order (the late one: from
+// its snapshot on; resyncs as updates from the state delivered to itself),
+// and the cache must end as the source.
 func TestDirectHandOffOrderingModel(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 3))
-				fx := newDirectFixture(t, 16)
+				fx := newDirectFixtureResync(t, 16, time.Second)
 				keys := []string{"a", "b", "c", "d"}
 				state := map[string]int{} // version per key; absent: deleted
 				var late *recorder
@@ -268,6 +277,9 @@ func TestDirectHandOffOrderingModel(t *testing.T) {
 					if n == 1 || rng.IntN(2) == 0 {
 						synctest.Wait() // idle again: the next event is a lone one
 					}
+					if rng.IntN(10) == 0 {
+						time.Sleep(time.Second) // a resync is due
+					}
 				}
 				synctest.Wait()
 				for k, ver := range state {
@@ -278,6 +290,13 @@ func TestDirectHandOffOrderingModel(t *testing.T) {
 				require.Equal(t, len(state), fx.inf.Lister().Len())
 				checkStories(t, fx.h.got(), state)
 				checkStories(t, late.got(), state)
+				resyncs := 0
+				for _, c := range fx.h.got() {
+					if old, obj, ok := strings.Cut(strings.TrimPrefix(c, "update "), "->"); ok && old == obj {
+						resyncs++
+					}
+				}
+				require.NotZero(t, resyncs, "the model resynced")
 			})
 		})
 	}

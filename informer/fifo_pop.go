@@ -186,8 +186,9 @@ func (f *DeltaFIFO[K, T]) sweepLocked() {
 
 // finish ends the in-flight batch: it requeues it if asked, otherwise counts
 // it as processed; then it releases the buffers' references and wakes
-// waiters. It returns the number of keys queued.
-func (f *DeltaFIFO[K, T]) finish(requeue bool) int {
+// waiters. It returns the number of keys queued and the finished sequence
+// number (see sequences).
+func (f *DeltaFIFO[K, T]) finish(requeue bool) (queued int, finished uint64) {
 	f.mu.Lock()
 	requeued := f.order.tail // entries from here on are the batch's own, requeued
 	for i := range f.batch {
@@ -224,9 +225,9 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) int {
 		// queue is closed.
 		f.signalLocked()
 	}
-	n := f.queuedLen()
+	queued, finished = f.queuedLen(), f.finished
 	f.mu.Unlock()
-	return n
+	return queued, finished
 }
 
 // requeueLocked puts a popped item back: in front of the key's newer deltas

@@ -35,22 +35,35 @@ import (
 // than they are processed, the reflector sees the next one waiting and
 // queues, so that reading the stream and processing it go on in parallel.
 
-// processLoop runs until ctx is done or the queue is closed.
+// processLoop runs until ctx is done or the queue is closed. It pops as
+// PopBatch does, but keeps what finish returns: the queue's depth for
+// Metrics and the finished sequence number for the version tracker, with no
+// further hold of the queue's lock.
 func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 	for {
-		err := inf.fifo.PopBatch(ctx, inf.batch, func(batch []Item[K, T]) error {
-			inf.processBatch(&inf.proc, batch, false)
-			return nil
-		})
+		batch, err := inf.fifo.take(ctx, inf.batch, true)
 		if err != nil {
-			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
-				return
-			}
-			inf.report(ErrorClassStore, fmt.Errorf("informer %q: process: %w", inf.name, err))
+			return // ctx is done or the queue is closed: take fails for nothing else
 		}
-		inf.versions.advance() // the batch is committed: its versions are applied
-		inf.metrics.QueueDepth(inf.name, inf.fifo.Len())
+		depth, finished := inf.processPopped(batch)
+		inf.versions.advanceTo(finished) // the batch is committed: its versions are applied
+		inf.metrics.QueueDepth(inf.name, depth)
 	}
+}
+
+// processPopped processes a batch the loop took, as PopBatch does around its
+// process function: on a panic the batch is put back and the panic
+// propagates. It returns what finish returns.
+func (inf *SharedInformer[K, T]) processPopped(batch []Item[K, T]) (depth int, finished uint64) {
+	done := false
+	defer func() {
+		if !done {
+			inf.fifo.finish(true)
+		}
+	}()
+	inf.processBatch(&inf.proc, batch, false)
+	done = true
+	return inf.fifo.finish(false)
 }
 
 // processTaken processes a batch handed out by DeltaFIFO.changeOrTake, as
@@ -77,7 +90,7 @@ func (inf *SharedInformer[K, T]) processTaken(batch []Item[K, T], version string
 	// handlers to wake apart.
 	p := &inf.proc
 	p.wake, inf.directWake = inf.directWake[:0], p.wake
-	depth := inf.fifo.finish(false)
+	depth, _ := inf.fifo.finish(false)
 	inf.versions.record(version)
 	for _, l := range inf.directWake {
 		l.signal()

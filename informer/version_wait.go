@@ -18,13 +18,17 @@ import (
 // watch event's, a bookmark's) with the FIFO's tail sequence number at that
 // moment: every change up to that version is then in an entry numbered below
 // that tail. The processing loop commits each batch to the Indexer (and
-// queues its notifications) inside PopBatch; when PopBatch returns, the
-// FIFO's finished sequence number has moved past the batch, and every
-// recorded version whose tail it has reached is applied. The tracker reads
-// both sequence numbers under its own lock, at record time (a version whose
-// changes are all processed already, or that changed nothing queued, is
-// applied at once) and after each batch, so a batch finishing between a
-// record and the processing loop's next advance cannot strand a version.
+// queues its notifications) before it finishes the batch; finishing moves
+// the FIFO's finished sequence number past the batch, and every recorded
+// version whose tail it has reached is applied. The loop then hands the
+// finished number it read to the tracker (advanceTo); record reads both
+// numbers under the tracker's lock (a version whose changes are all
+// processed already, or that changed nothing queued, is applied at once).
+// Finished only grows, so a batch finishing between a record and the loop's
+// next advance cannot strand a version: either record saw it finished, or
+// the advance after it sees a number at least that new. A direct hand-off
+// (see process.go) finishes its one-event batch before the reflector
+// records the event's version, which is then applied at once.
 
 // rememberedVersions is how many received versions an informer whose source
 // has no [VersionComparer] remembers, so that a wait for a version received
@@ -126,11 +130,24 @@ func (t *versionTracker) rememberLocked(m versionMark) {
 	}
 }
 
-// advance applies the versions whose changes the processing loop has
-// finished. The processing loop calls it after each batch.
+// advance applies the versions whose changes have been finished, reading
+// the FIFO's finished sequence number now (see advanceTo).
 func (t *versionTracker) advance() {
-	t.mu.Lock()
 	_, finished := t.seqs()
+	t.advanceTo(finished)
+}
+
+// advanceTo is advance with the FIFO's finished sequence number as read when
+// the processing loop finished its batch (finished only grows: a value read
+// before the lock is taken applies no version too early, and a version
+// recorded since was checked against a finished at least as new by record).
+// The processing loop calls it after each batch.
+func (t *versionTracker) advanceTo(finished uint64) {
+	t.mu.Lock()
+	if t.pending.Len() == 0 {
+		t.mu.Unlock()
+		return
+	}
 	at, applied := t.advanceLocked(finished)
 	t.mu.Unlock()
 	t.reportApplied(at, applied)

@@ -34,6 +34,9 @@ import (
 // therefore those of the loop (see fifo_direct.go). When events come faster
 // than they are processed, the reflector sees the next one waiting and
 // queues, so that reading the stream and processing it go on in parallel.
+// The price: while the reflector's goroutine runs a lone event's index
+// functions (as while it runs the transform) it does not read the stream;
+// the events that arrive meanwhile find the stream busy and are queued.
 
 // processLoop runs until ctx is done or the queue is closed. It pops as
 // PopBatch does, but keeps what finish returns: the queue's depth for

@@ -410,9 +410,20 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 			movedObjects++
 		}
 	}
+	// Handlers are told after the cache changed: wait for them.
+	pollUntil(t, 5*time.Second, func() error {
+		movesSeen = 0
+		for _, r := range rs[:len(rs)-1] {
+			away, _ := r.counts()
+			movesSeen += away
+		}
+		if movesSeen < movedObjects {
+			return fmt.Errorf("handlers saw %d of %d moves", movesSeen, movedObjects)
+		}
+		return nil
+	})
 	for _, r := range rs[:len(rs)-1] {
-		away, deleted := r.counts()
-		movesSeen += away
+		_, deleted := r.counts()
 		require.Zero(t, deleted, "%s: a move reached the handler as a deletion", r.name)
 	}
 	t.Logf("join: %d of %d shards (1/N = %d) and %d of %d objects moved, all to the newcomer, settled %v after it started; %d moves seen by the handlers",

@@ -52,6 +52,17 @@ func (m *LeaseMembership) janitor(ctx context.Context) {
 		}
 		if synced {
 			now := time.Now()
+			// Forget Leases no longer in the view (deleted, or renewed to
+			// another resourceVersion): done stays as small as the view.
+			seen := make(map[string]struct{}, len(leases))
+			for _, o := range leases {
+				seen[o.uid+"/"+o.rv] = struct{}{}
+			}
+			for id := range done {
+				if _, ok := seen[id]; !ok {
+					delete(done, id)
+				}
+			}
 			for _, o := range leases {
 				if r != nil && o.uid == r.uid {
 					continue // this member's own: renewed, not judged

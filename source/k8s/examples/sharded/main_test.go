@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
@@ -13,7 +14,7 @@ func TestRun(t *testing.T) {
 	if os.Getenv(k8stest.AssetsEnv) == "" {
 		t.Skip(k8stest.ErrNoAssets)
 	}
-	if err := run(3, 300, true); err != nil {
+	if err := run(3, 300, true, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }

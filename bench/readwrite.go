@@ -21,7 +21,7 @@ import (
 // of them, so both sides are measured to the point where the cache holds
 // every write.
 func readWriteWorkload(cfg Config) Workload {
-	n := cfg.n(10_000, 10_000)
+	n := cfg.n(100_000, 100_000)
 	dur := cfg.window()
 	const readers = 8
 	name := fmt.Sprintf("%d readers ByIndex(node) (~%d matches) + 1 writer at full rate, N=%s (%s)", readers, podsPerNode, kfmt(n), ShapeDesc(Full))
@@ -36,7 +36,7 @@ func readWriteWorkload(cfg Config) Workload {
 		Run: func(s Side) []float64 {
 			if tmpl == nil {
 				tmpl = NewPods(Full, n, 1)
-				ps = pool(min(n, 10_000), n)
+				ps = spreadPool(min(n, 10_000), n)
 			}
 			h := newHarness(s, harnessOptions{handlers: 1, nodeIndex: true})
 			h.setList(tmpl, "1")
@@ -49,6 +49,10 @@ func readWriteWorkload(cfg Config) Workload {
 				nodes[i] = "node-" + strconv.Itoa(i)
 			}
 			runtime_GC()
+			informer.DebugHold.Store(0)
+			for i := range informer.DebugBatches {
+				informer.DebugBatches[i].Store(0)
+			}
 
 			var stop atomic.Bool
 			var wg sync.WaitGroup
@@ -65,8 +69,11 @@ func readWriteWorkload(cfg Config) Workload {
 						if query(node) == 0 {
 							panic("ByIndex(node) matched nothing")
 						}
-						hist.add(since() - t0)
+						t1 := since()
+						hist.add(t1 - t0)
 						counts[r]++
+						for since()-t1 < readerWork {
+						}
 					}
 				})
 			}
@@ -79,6 +86,10 @@ func readWriteWorkload(cfg Config) Workload {
 				}
 			}
 			h.waitAll(int64(n + m))
+			for i := range informer.DebugBatches {
+				fmt.Printf("%d:%d ", 1<<i, informer.DebugBatches[i].Swap(0))
+			}
+			fmt.Println("hold", time.Duration(informer.DebugHold.Swap(0)))
 			el := time.Since(t0).Seconds()
 			stop.Store(true)
 			wg.Wait()
@@ -89,10 +100,14 @@ func readWriteWorkload(cfg Config) Workload {
 				all.merge(&hists[r])
 				q += counts[r]
 			}
+			fmt.Println(s, "p99.9", all.quantile(0.999)/1e3, "p99.99", all.quantile(0.9999)/1e3, "n", all.n)
 			return []float64{all.quantile(0.50) / 1e3, all.quantile(0.99) / 1e3, float64(q) / el, float64(m) / el}
 		},
 	}
 }
+
+// readerWork is how long each reader works (spins) between two queries.
+var readerWork = int64(0 * time.Microsecond)
 
 // nodeQuery returns a function that ranges over ByIndex(node, value) of the
 // harness's informer, as a caller would, and returns a sum over the matches.
@@ -171,4 +186,16 @@ func (h *latHist) quantile(q float64) float64 {
 		}
 	}
 	return math.Pow(histGrowth, histBuckets)
+}
+
+// spreadPool returns m full pods with a new resourceVersion each, whose keys
+// are spread evenly over a collection of n (so that the writes touch every
+// node's bucket, not only the first nodes').
+func spreadPool(m, n int) []*corev1.Pod {
+	stride := max(n/m, 1)
+	ps := make([]*corev1.Pod, m)
+	for i := range ps {
+		ps[i] = NewPod(Full, (i*stride)%n, 2+i)
+	}
+	return ps
 }

@@ -87,7 +87,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	p.refused = p.refused[:0]
 	inf.mu.Lock()
 	for {
-		defs := inf.indexer.tryCommit(p.writes)
+		defs := inf.indexer.tryCommit(p.writes, relistBatch(batch))
 		if defs == nil {
 			break
 		}

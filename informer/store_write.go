@@ -2,6 +2,9 @@ package informer
 
 import (
 	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"time"
 
 	"github.com/ginformer/ginformer/internal/safecall"
 )
@@ -15,15 +18,20 @@ import (
 //     write: the key and the index values (deduplicated, grouped by index, in
 //     a scratch buffer reused through a sync.Pool). Any error refuses the
 //     write; nothing has been touched.
-//  2. commit (one write lock for the whole batch): wait while AddIndexes is
-//     rebuilding, re-prepare writes computed against an older index set, and
-//     apply each write with state.apply, which only compares the new values
-//     with the buckets cached in the entry.
+//  2. commit: wait while AddIndexes is rebuilding, re-prepare writes
+//     computed against an older index set, and apply each write with
+//     state.apply, which only compares the new values with the buckets
+//     cached in the entry. A batch of more than commitChunk writes is applied
+//     in chunks of commitChunk, releasing the write lock between chunks, so
+//     that a reader waits for at most one chunk, never for a whole batch
+//     (see commitChunk); a batch that must be atomic (a relist) is applied
+//     under one lock.
 //
 // The shared informer uses the unexported batch methods directly: it
-// prepares a batch of deltas with prepare, applies them atomically for
-// readers with commit (which also reports each key's previous object), and
-// applies a relist with buildState and commitState.
+// prepares a batch of deltas with prepareKeyed and applies them with
+// tryCommit (which also reports each key's previous object); a batch that
+// carries a relist is applied atomically. Replace applies a whole new state
+// with buildState and commitState (one pointer swap).
 
 // indexDefs is an immutable index set. AddIndexes replaces it (under mu);
 // its pointer identity serves as the index-set generation.
@@ -193,16 +201,26 @@ func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], ke
 // presizeMin is the batch size from which commit presizes an empty store.
 const presizeMin = 1024
 
-// commit applies ws atomically for readers: under one write lock, in order.
-// Writes prepared against an index set that AddIndexes has since replaced
-// are re-prepared (outside the lock) first; if that fails, nothing is
-// applied and the error is returned. While AddIndexes is rebuilding, commit
-// waits for it on a channel, not on the lock. On return every write holds in
-// old/hadOld the object its key had just before it. commit does not release
-// the scratch buffers of ws; the caller does (release).
+// commitChunk is the most writes a non-atomic batch applies under one hold
+// of the write lock. A reader that arrives during a batch waits for the
+// chunk in progress only (a few µs: one write of a full pod with three
+// indexes costs well under 1 µs here), and the writer pays one Unlock/Lock
+// per chunk, which is a few percent of a chunk's work. Measured with
+// bench's "Read under writes" rows (a writer the informer cannot keep up
+// with, so batches reach BatchSize): 32 keeps the readers' p99 in single µs
+// at the same writes/s as whole-batch commits.
+var commitChunk = 32
+
+// commit applies ws in order, in chunks of at most commitChunk writes (see
+// tryCommit). Writes prepared against an index set that AddIndexes has since
+// replaced are re-prepared (outside the lock) first; if that fails, nothing
+// is applied and the error is returned. While AddIndexes is rebuilding,
+// commit waits for it on a channel, not on the lock. On return every write
+// holds in old/hadOld the object its key had just before it. commit does not
+// release the scratch buffers of ws; the caller does (release).
 func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 	for {
-		defs := s.tryCommit(ws)
+		defs := s.tryCommit(ws, false)
 		if defs == nil {
 			return nil
 		}
@@ -218,7 +236,25 @@ func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 // an index set that AddIndexes has since replaced, applies nothing and
 // returns that index set: the caller releases its lock, calls reprepare,
 // and tries again. While AddIndexes is rebuilding it waits on a channel.
-func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
+//
+// With atomic set, or with at most commitChunk writes, the whole batch is
+// applied under one write lock: readers see none of it or all of it (the
+// informer commits a relist so). Otherwise the batch is applied in chunks of
+// commitChunk writes, releasing the write lock between chunks: a reader
+// waits for at most one chunk, and may see the batch partly applied (a
+// prefix of it, in order; each read is still consistent, as every write is
+// applied whole under the lock). No Replace, AddIndexes or other batch runs
+// between the chunks of a batch (they all take wmu); single writes from
+// other goroutines may.
+func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
+	chunk := len(ws)
+	if !atomic && len(ws) > commitChunk {
+		chunk = commitChunk
+		// With wmu held, AddIndexes cannot run, so the index set cannot
+		// change between the chunks.
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+	}
 	for {
 		s.lock()
 		if ch := s.rebuilding; ch != nil {
@@ -239,14 +275,39 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
 			// largest single cost of an initial sync).
 			s.st.entries = make(map[K]slot[K, T], len(ws))
 		}
+		DebugBatches[min(bits.Len(uint(len(ws))), 11)].Add(1)
+		t0 := time.Now()
 		for i := range ws {
+			if i > 0 && i%chunk == 0 {
+				s.unlockChunk()
+				if s.chunkHook != nil {
+					s.chunkHook(i)
+				}
+				s.lock()
+			}
 			if !ws[i].failed {
 				s.st.apply(&ws[i])
 			}
 		}
 		s.mu.Unlock()
+		DebugHold.Add(int64(time.Since(t0)))
 		return nil
 	}
+}
+
+// relistBatch reports whether a batch popped from the DeltaFIFO carries (part
+// of) a relist: a Replaced delta, or a deletion the relist inferred. The
+// informer commits such a batch atomically, so that readers see the old list
+// or the new one, never a mix.
+func relistBatch[K comparable, T any](batch []Item[K, T]) bool {
+	for _, it := range batch {
+		for _, d := range it.Deltas {
+			if d.Type == Replaced || d.FinalStateUnknown {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reprepare recomputes, without any lock, the index values of the upserts
@@ -311,6 +372,8 @@ func (s *Indexer[K, T]) buildState(objs []T) (state[K, T], *indexDefs[T], error)
 // st was built, it is rebuilt from objs. While AddIndexes is rebuilding,
 // commitState waits for it.
 func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T) (state[K, T], error) {
+	s.wmu.Lock() // not between the chunks of a batch
+	defer s.wmu.Unlock()
 	for {
 		s.lock()
 		if ch := s.rebuilding; ch != nil {
@@ -332,3 +395,7 @@ func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T
 		return old, nil
 	}
 }
+
+// DebugBatches is temporary.
+var DebugBatches [12]atomic.Int64
+var DebugHold atomic.Int64

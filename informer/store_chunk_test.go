@@ -1,0 +1,122 @@
+package informer
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chunkBatch prepares upserts of n new pods, all in namespace ns.
+func chunkBatch(t *testing.T, s *Indexer[NamespacedKey, *testPod], ns string, n int) []write[NamespacedKey, *testPod] {
+	t.Helper()
+	ws := make([]write[NamespacedKey, *testPod], n)
+	for i := range ws {
+		require.NoError(t, s.prepareUpsert(&ws[i], pod(ns, "p"+strconv.Itoa(i), "app=a")))
+	}
+	t.Cleanup(func() { s.release(ws) })
+	return ws
+}
+
+// TestIndexerCommitChunks: a batch larger than commitChunk is applied in
+// chunks, with the lock released between them, so a reader does not wait for
+// the whole batch: from inside the commit (between its first two chunks),
+// another goroutine's reads complete and see exactly the first chunk, each
+// read consistent.
+func TestIndexerCommitChunks(t *testing.T) {
+	s := newTestIndexer(testIndexes()...)
+	n := 3*commitChunk + 5
+	ws := chunkBatch(t, s, "ns", n)
+
+	type seen struct {
+		first, last bool
+		byIndex     int
+		list        int
+	}
+	var applied []int
+	s.chunkHook = func(done int) {
+		applied = append(applied, done)
+		if len(applied) > 1 {
+			return
+		}
+		// The lock is released here: a reader on another goroutine must
+		// complete while the writer waits for it.
+		ch := make(chan seen, 1)
+		go func() {
+			var r seen
+			_, r.first = s.Get(ws[0].key)
+			_, r.last = s.Get(ws[n-1].key)
+			seq, err := s.ByIndex(nsIndex, "ns")
+			if err == nil {
+				for range seq {
+					r.byIndex++
+				}
+			}
+			r.list = len(s.List())
+			ch <- r
+		}()
+		select {
+		case r := <-ch:
+			assert.Equal(t, seen{first: true, last: false, byIndex: commitChunk, list: commitChunk}, r)
+		case <-time.After(10 * time.Second):
+			t.Error("a reader waited for the whole batch")
+		}
+	}
+	require.NoError(t, s.commit(ws))
+	assert.Equal(t, []int{commitChunk, 2 * commitChunk, 3 * commitChunk}, applied)
+	assert.Equal(t, n, s.Len())
+
+	// An atomic batch (a relist) and a batch of at most one chunk are
+	// applied under one lock.
+	applied = nil
+	ws2 := chunkBatch(t, s, "ns2", n)
+	require.Nil(t, s.tryCommit(ws2, true))
+	ws3 := chunkBatch(t, s, "ns3", commitChunk)
+	require.Nil(t, s.tryCommit(ws3, false))
+	assert.Empty(t, applied)
+	assert.Equal(t, 3*n-(n-commitChunk), s.Len())
+}
+
+// TestIndexerCommitChunksAddIndexes: AddIndexes started between two chunks of
+// a batch waits for the batch to end (it does not index half a batch and
+// leave the rest prepared against the old index set), so every object of the
+// batch ends up in the new index.
+func TestIndexerCommitChunksAddIndexes(t *testing.T) {
+	s := newTestIndexer(Index[*testPod]{Name: nsIndex, Func: nsIndexFunc})
+	n := 2*commitChunk + 1
+	ws := chunkBatch(t, s, "ns", n)
+	added := make(chan error, 1)
+	started := false
+	s.chunkHook = func(int) {
+		if !started {
+			started = true
+			go func() { added <- s.AddIndexes(Index[*testPod]{Name: labelsIndex, Func: labelsIndexFunc}) }()
+		}
+	}
+	require.NoError(t, s.commit(ws))
+	require.NoError(t, <-added)
+	seq, err := s.ByIndex(labelsIndex, "app=a")
+	require.NoError(t, err)
+	c := 0
+	for range seq {
+		c++
+	}
+	assert.Equal(t, n, c)
+	model := map[NamespacedKey]*testPod{}
+	for i := range ws {
+		model[ws[i].key] = ws[i].obj
+	}
+	checkIndexer(t, s, model, testIndexes())
+}
+
+// TestRelistBatch: the informer commits a batch atomically when it carries a
+// relist (a Replaced delta or an inferred deletion), else in chunks.
+func TestRelistBatch(t *testing.T) {
+	p := pod("ns", "a")
+	watch := []Item[NamespacedKey, *testPod]{{Deltas: Deltas[*testPod]{{Type: Added, Object: p}, {Type: Updated, Object: p}}}, {Deltas: Deltas[*testPod]{{Type: Deleted, Object: p}}}}
+	assert.False(t, relistBatch(watch))
+	assert.True(t, relistBatch(append(watch, Item[NamespacedKey, *testPod]{Deltas: Deltas[*testPod]{{Type: Updated, Object: p}, {Type: Replaced, Object: p}}})))
+	assert.True(t, relistBatch(append(watch, Item[NamespacedKey, *testPod]{Deltas: Deltas[*testPod]{{Type: Deleted, Object: p, FinalStateUnknown: true}}})))
+}

@@ -120,3 +120,38 @@ func TestRelistBatch(t *testing.T) {
 	assert.True(t, relistBatch(append(watch, Item[NamespacedKey, *testPod]{Deltas: Deltas[*testPod]{{Type: Updated, Object: p}, {Type: Replaced, Object: p}}})))
 	assert.True(t, relistBatch(append(watch, Item[NamespacedKey, *testPod]{Deltas: Deltas[*testPod]{{Type: Deleted, Object: p, FinalStateUnknown: true}}})))
 }
+
+// TestIndexerApplyFresh: a large atomic batch into an empty store (an
+// informer's first list) is applied on two goroutines; the result is the
+// same as one write after the other, also when a key comes twice (the later
+// write wins) and with deletes and failed writes in the batch.
+func TestIndexerApplyFresh(t *testing.T) {
+	for _, dup := range []bool{false, true} {
+		s := newTestIndexer(testIndexes()...)
+		n := freshMin + 10
+		pods := benchPods(n)
+		ws := make([]write[NamespacedKey, *testPod], n)
+		model := map[NamespacedKey]*testPod{}
+		for i, p := range pods {
+			if dup && i == n-1 {
+				p = pod(pods[0].Namespace, pods[0].Name, "app=again")
+			}
+			require.NoError(t, s.prepareUpsert(&ws[i], p))
+			model[ws[i].key] = p
+		}
+		ws[1] = write[NamespacedKey, *testPod]{key: ws[1].key, del: true}
+		delete(model, ws[1].key)
+		ws[2].failed = true
+		delete(model, ws[2].key)
+		t.Cleanup(func() { s.release(ws) })
+		require.Nil(t, s.tryCommit(ws, true))
+		for i := range ws[:n-1] {
+			assert.False(t, ws[i].hadOld)
+		}
+		assert.Equal(t, dup, ws[n-1].hadOld) // the second write of the key saw the first
+		if dup {
+			assert.Same(t, pods[0], ws[n-1].old)
+		}
+		checkIndexer(t, s, model, testIndexes())
+	}
+}

@@ -148,3 +148,4 @@ func (s *Indexer[K, T]) unlockChunk() {
 	for i := 0; i < handoffSpins && s.spinners.Load() != 0; i++ {
 	}
 }
+var noFresh = os.Getenv("NOFRESH") != ""

@@ -269,6 +269,10 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 				return defs
 			}
 		}
+		if !noFresh && len(s.st.entries) == 0 && chunk >= freshMin && s.st.applyFresh(ws, len(defs.list)) {
+			s.mu.Unlock()
+			return nil
+		}
 		if len(s.st.entries) == 0 && len(ws) > presizeMin {
 			// A first list into an empty store: size the map once instead
 			// of growing it through every doubling (rehashing is the

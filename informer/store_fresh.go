@@ -1,0 +1,108 @@
+package informer
+
+// Applying a first list into an empty store on two goroutines.
+//
+// An informer's first list reaches the Indexer as one atomic batch of new
+// keys (tens of thousands to millions). Applying it is the longest single
+// step of a sync, and it runs while nothing else can: the handlers wait for
+// its notifications. Its parts are independent: the entries map and each
+// index's buckets are separate maps, and each entry's refs are written one
+// slot per index value. applyFresh runs them as tasks on the calling
+// goroutine and one helper, still under the write lock (readers see nothing
+// of the batch until it is whole), and waits for the helper before it
+// returns.
+
+// freshMin is the smallest batch applyFresh splits over two goroutines.
+const freshMin = 4096
+
+// applyFresh applies ws to the empty state st. Every write must be an upsert
+// or a delete (a delete of an absent key changes nothing); writes marked
+// failed are skipped. It reports false, with st empty again, if two writes
+// have the same key (the caller then applies ws one by one).
+func (st *state[K, T]) applyFresh(ws []write[K, T], nIndexes int) bool {
+	ents := make([]*entry[K, T], len(ws))
+	n := 0
+	for i := range ws {
+		w := &ws[i]
+		w.old, w.hadOld = *new(T), false
+		if w.failed || w.del {
+			continue
+		}
+		e := &entry[K, T]{key: w.key, obj: w.obj}
+		if w.sc != nil && len(w.sc.vals) > 0 {
+			e.refs = make([]*bucket[K, T], len(w.sc.vals))
+		}
+		ents[i] = e
+		n++
+	}
+	st.entries = make(map[K]slot[K, T], n)
+
+	// Tasks: -1 is the entries map, ord >= 0 an index. Split them over two
+	// workers by their number of inserts.
+	weights := make([]int, nIndexes)
+	for i := range ws {
+		if ents[i] == nil || ws[i].sc == nil {
+			continue
+		}
+		start := 0
+		for ord, end := range ws[i].sc.ends {
+			weights[ord] += end - start
+			start = end
+		}
+	}
+	var mine, theirs []int
+	wMine, wTheirs := n, 0
+	mine = append(mine, -1)
+	for ord := range weights {
+		if wTheirs <= wMine {
+			theirs, wTheirs = append(theirs, ord), wTheirs+weights[ord]
+		} else {
+			mine, wMine = append(mine, ord), wMine+weights[ord]
+		}
+	}
+	run := func(tasks []int) {
+		for _, t := range tasks {
+			if t < 0 {
+				for i, e := range ents {
+					if e != nil {
+						st.entries[e.key] = slot[K, T]{e, ws[i].obj}
+					}
+				}
+				continue
+			}
+			st.indexBatch(ws, ents, t)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(theirs)
+	}()
+	run(mine)
+	<-done
+	if len(st.entries) != n { // a key twice: start over, one by one
+		*st = newState[K, T](nIndexes, len(ws))
+		return false
+	}
+	return true
+}
+
+// indexBatch adds the new entries ents (nil for writes that store nothing)
+// to the buckets of index ord named by their writes' values.
+func (st *state[K, T]) indexBatch(ws []write[K, T], ents []*entry[K, T], ord int) {
+	for i, e := range ents {
+		if e == nil || ws[i].sc == nil {
+			continue
+		}
+		sc := ws[i].sc
+		start := 0
+		if ord > 0 {
+			start = sc.ends[ord-1]
+		}
+		for j := start; j < sc.ends[ord]; j++ {
+			b := st.bucketFor(ord, sc.vals[j])
+			b.add(e)
+			e.refs[j] = b
+		}
+	}
+}

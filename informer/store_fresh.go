@@ -88,21 +88,42 @@ func (st *state[K, T]) applyFresh(ws []write[K, T], nIndexes int) bool {
 }
 
 // indexBatch adds the new entries ents (nil for writes that store nothing)
-// to the buckets of index ord named by their writes' values.
+// to the buckets of index ord named by their writes' values. A first pass
+// finds (or creates) each bucket, remembering it in the entry's refs, and
+// counts its new members; the second creates each member set at its final
+// size (growing a set of 10,000 members one doubling at a time rehashes
+// every member about once more) and adds the members.
 func (st *state[K, T]) indexBatch(ws []write[K, T], ents []*entry[K, T], ord int) {
 	for i, e := range ents {
 		if e == nil || ws[i].sc == nil {
 			continue
 		}
-		sc := ws[i].sc
-		start := 0
-		if ord > 0 {
-			start = sc.ends[ord-1]
-		}
-		for j := start; j < sc.ends[ord]; j++ {
-			b := st.bucketFor(ord, sc.vals[j])
-			b.add(e)
+		start, end := groupBounds(ws[i].sc, ord)
+		for j := start; j < end; j++ {
+			b := st.bucketFor(ord, ws[i].sc.vals[j])
+			b.pending++
 			e.refs[j] = b
 		}
 	}
+	for i, e := range ents {
+		if e == nil || ws[i].sc == nil {
+			continue
+		}
+		start, end := groupBounds(ws[i].sc, ord)
+		for _, b := range e.refs[start:end] {
+			if b.pending > 1 && b.members == nil {
+				b.members = make(map[*entry[K, T]]struct{}, b.pending)
+			}
+			b.pending = 0
+			b.add(e)
+		}
+	}
+}
+
+// groupBounds returns the range of sc.vals holding index ord's values.
+func groupBounds[K comparable, T any](sc *scratch[K, T], ord int) (start, end int) {
+	if ord > 0 {
+		start = sc.ends[ord-1]
+	}
+	return start, sc.ends[ord]
 }

@@ -15,7 +15,6 @@ func init() {
 	}
 }
 
-
 // Locking of [Indexer]: spin briefly, then block.
 //
 // Every hold of mu is short: a reader holds the read lock for one lookup or
@@ -148,4 +147,5 @@ func (s *Indexer[K, T]) unlockChunk() {
 	for i := 0; i < handoffSpins && s.spinners.Load() != 0; i++ {
 	}
 }
+
 var noFresh = os.Getenv("NOFRESH") != ""

@@ -96,3 +96,22 @@ func TestTmpBatchReaders(t *testing.T) {
 	}
 	t.Logf("chunk %d: writes/s %.0f queries/s %.0f p50 %.2f p99 %.2f p99.9 %.1f µs", commitChunk, float64(m)/el.Seconds(), float64(all.n)/el.Seconds(), all.q(.5), all.q(.99), all.q(.999))
 }
+
+func BenchmarkTmpFresh(b *testing.B) {
+	pods := benchPods(100_000)
+	s0 := newTestIndexer(testIndexes()...)
+	ws := make([]write[NamespacedKey, *testPod], len(pods))
+	for i, p := range pods {
+		_ = s0.prepareUpsert(&ws[i], p)
+	}
+	for b.Loop() {
+		s := newTestIndexer(testIndexes()...)
+		d := s.defs.Load()
+		for i := range ws {
+			ws[i].defs = d
+		}
+		if s.tryCommit(ws, true) != nil || s.Len() != len(ws) {
+			b.Fatal("not applied")
+		}
+	}
+}

@@ -15,9 +15,11 @@ import (
 //
 // It pops batches of keys off the DeltaFIFO. For each batch it first
 // prepares the cache writes (running key and index functions, no lock held),
-// then, holding inf.mu, commits every write to the Indexer under one write
-// lock and queues the resulting notifications to every handler, and releases
-// inf.mu. Handlers run on their own goroutines. Because notifications are
+// then, holding inf.mu, commits every write to the Indexer (in chunks of a
+// few dozen writes, releasing the Indexer's lock between them so that a
+// reader waits for one chunk at most; a batch carrying a relist under one
+// lock, see relistBatch) and queues the resulting notifications to every
+// handler, and releases inf.mu. Handlers run on their own goroutines. Because notifications are
 // derived from the state each key had in the cache just before the commit,
 // every handler sees a consistent sequence per key, and a handler registered
 // between two batches (AddHandler also takes inf.mu) sees neither a gap nor a

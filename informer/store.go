@@ -59,12 +59,9 @@ type Indexer[K comparable, T any] struct {
 	// pool recycles *scratch[K, T] buffers of prepared index values.
 	pool sync.Pool
 
-	// writers counts writers waiting for mu; readers do not take the read
-	// lock while it is non-zero (see store_lock.go).
+	// writers counts writers waiting for mu; readers yield the CPU before
+	// taking the read lock while it is non-zero (see rlock).
 	writers atomic.Int32
-	// spinners counts readers spinning for the read lock; a batch commit
-	// lets them in between two chunks (see unlockChunk).
-	spinners atomic.Int32
 
 	// wmu serializes the operations that must not run between the chunks
 	// of a batch commit (see tryCommit): chunked batches, Replace and

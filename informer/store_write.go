@@ -338,14 +338,39 @@ func (s *Indexer[K, T]) upsert(obj T) error {
 	if err := s.prepareUpsert(&ws[0], obj); err != nil {
 		return err
 	}
-	return s.commit(ws[:])
+	return s.commitOne(&ws[0])
 }
 
 // deleteKey deletes key and returns what was stored under it.
 func (s *Indexer[K, T]) deleteKey(key K) (T, bool) {
-	ws := [1]write[K, T]{{key: key, del: true}}
-	_ = s.commit(ws[:]) // deletes need no values: commit cannot fail
-	return ws[0].old, ws[0].hadOld
+	w := write[K, T]{key: key, del: true}
+	_ = s.commitOne(&w) // deletes need no values: commit cannot fail
+	return w.old, w.hadOld
+}
+
+// commitOne is commit for a single write. It is separate from tryCommit so
+// that a single write stays on its caller's stack: tryCommit hands its
+// batch to a second goroutine (applyFresh), which makes it escape.
+func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
+	for {
+		s.lock()
+		if ch := s.rebuilding; ch != nil {
+			s.mu.Unlock()
+			<-ch
+			continue
+		}
+		defs := s.defs.Load()
+		if !w.del && w.defs != defs {
+			s.mu.Unlock()
+			if err := s.values(w, defs); err != nil {
+				return err
+			}
+			continue
+		}
+		s.st.apply(w)
+		s.mu.Unlock()
+		return nil
+	}
 }
 
 // buildState prepares a whole new state holding objs (a later duplicate key

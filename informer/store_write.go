@@ -62,11 +62,6 @@ const (
 	scratchIndexes = 4
 )
 
-func newScratch[K comparable, T any]() *scratch[K, T] {
-	sc := new(scratch[K, T])
-	sc.vals, sc.ends = sc.valsBuf[:0], sc.endsBuf[:0]
-	return sc
-}
 
 // reset empties sc, dropping references to strings and buckets.
 func (sc *scratch[K, T]) reset() {
@@ -91,11 +86,24 @@ type write[K comparable, T any] struct {
 	failed bool // refused by reprepare: tryCommit skips it
 }
 
+// scratchSlab is how many scratches getScratch allocates at once when the
+// pool is empty: a large batch (a first list) takes one per write, and one
+// allocation of a slab costs far less than as many single allocations.
+const scratchSlab = 32
+
 func (s *Indexer[K, T]) getScratch() *scratch[K, T] {
 	if sc, ok := s.pool.Get().(*scratch[K, T]); ok {
 		return sc
 	}
-	return newScratch[K, T]()
+	slab := make([]scratch[K, T], scratchSlab)
+	for i := range slab {
+		sc := &slab[i]
+		sc.vals, sc.ends = sc.valsBuf[:0], sc.endsBuf[:0]
+		if i > 0 {
+			s.pool.Put(sc)
+		}
+	}
+	return &slab[0]
 }
 
 func (s *Indexer[K, T]) putScratch(sc *scratch[K, T]) {

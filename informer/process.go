@@ -61,14 +61,21 @@ type batchProcessor[K comparable, T any] struct {
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
 	start := time.Now()
 	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
-	for _, it := range batch {
+	pre := inf.indexer.prepareItems(batch) // nil unless a large batch (a list)
+	for i, it := range batch {
 		ds := it.Deltas
 		if len(ds) == 0 {
 			continue
 		}
 		w := write[K, T]{key: it.Key, del: true}
 		if last := ds[len(ds)-1]; last.Type != Deleted {
-			if err := inf.indexer.prepareKeyed(&w, last.Object); err != nil {
+			var err error
+			if pre != nil {
+				w, err = pre.take(i)
+			} else {
+				err = inf.indexer.prepareKeyed(&w, last.Object)
+			}
+			if err != nil {
 				// The newest state cannot be cached: report it, and keep
 				// the newest earlier state that can (a deletion always
 				// can, so none is ever lost). With none, the key is left

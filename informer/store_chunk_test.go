@@ -155,3 +155,41 @@ func TestIndexerApplyFresh(t *testing.T) {
 		checkIndexer(t, s, model, testIndexes())
 	}
 }
+
+// TestIndexerPrepareItems: a large batch is prepared on two goroutines with
+// the same result, item by item, as prepareKeyed: values for upserts,
+// nothing for deletions and empty items, the index function's error for an
+// object it refuses.
+func TestIndexerPrepareItems(t *testing.T) {
+	s := newTestIndexer(nsIndexOnly(), failingIndex)
+	require.Nil(t, s.prepareItems(make([]Item[NamespacedKey, *testPod], prepareParMin-1)))
+	batch := make([]Item[NamespacedKey, *testPod], prepareParMin+1)
+	for i := range batch {
+		p := benchPod(i)
+		batch[i] = Item[NamespacedKey, *testPod]{Key: NamespacedKey{p.Namespace, p.Name}, Deltas: Deltas[*testPod]{{Type: Added, Object: p}}}
+	}
+	bad := pod("ns", "bad", "bad=error")
+	batch[len(batch)-1].Deltas = append(batch[len(batch)-1].Deltas, Delta[*testPod]{Type: Updated, Object: bad})
+	batch[1].Deltas = append(batch[1].Deltas, Delta[*testPod]{Type: Deleted, Object: batch[1].Deltas[0].Object})
+	batch[2].Deltas = nil
+	pre := s.prepareItems(batch)
+	require.NotNil(t, pre)
+	for i, it := range batch {
+		w, err := pre.take(i)
+		switch i {
+		case 1, 2:
+			assert.Nil(t, w.sc)
+			assert.NoError(t, err)
+		case len(batch) - 1:
+			assert.ErrorIs(t, err, ErrIndexFunc)
+		default:
+			require.NoError(t, err)
+			assert.Equal(t, it.Key, w.key)
+			assert.Same(t, it.Deltas[0].Object, w.obj)
+			assert.Equal(t, []string{it.Key.Namespace, it.Key.Namespace}, w.sc.vals)
+		}
+		s.putScratch(w.sc)
+	}
+}
+
+func nsIndexOnly() Index[*testPod] { return Index[*testPod]{Name: nsIndex, Func: nsIndexFunc} }

@@ -127,3 +127,56 @@ func groupBounds[K comparable, T any](sc *scratch[K, T], ord int) (start, end in
 	}
 	return start, sc.ends[ord]
 }
+
+// prepareParMin is the smallest batch prepareItems splits over two
+// goroutines.
+const prepareParMin = 4096
+
+// preparedItems holds the upserts prepareItems computed for a batch: for
+// item i whose newest delta is not a deletion, ws[i] and errs[i] are what
+// prepareKeyed gives for it.
+type preparedItems[K comparable, T any] struct {
+	ws   []write[K, T]
+	errs []error
+}
+
+// take returns item i's prepared upsert and its error (the write then holds
+// the scratch; the caller releases it as it would prepareKeyed's).
+func (p *preparedItems[K, T]) take(i int) (write[K, T], error) {
+	w := p.ws[i]
+	p.ws[i] = write[K, T]{}
+	return w, p.errs[i]
+}
+
+// prepareItems prepares the upsert of the newest object of every item of a
+// large batch (a list) whose newest delta is not a deletion, half of them on
+// a second goroutine: computing index values is the largest part of
+// applying a first list after the commit itself, and nothing else runs
+// meanwhile. Index functions may run concurrently anyway (writes from
+// several goroutines do). It returns nil for a batch smaller than
+// prepareParMin (the caller prepares each item itself).
+func (s *Indexer[K, T]) prepareItems(batch []Item[K, T]) *preparedItems[K, T] {
+	if len(batch) < prepareParMin {
+		return nil
+	}
+	p := &preparedItems[K, T]{ws: make([]write[K, T], len(batch)), errs: make([]error, len(batch))}
+	run := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ds := batch[i].Deltas
+			if len(ds) == 0 || ds[len(ds)-1].Type == Deleted {
+				continue
+			}
+			p.ws[i].key = batch[i].Key
+			p.errs[i] = s.prepareKeyed(&p.ws[i], ds[len(ds)-1].Object)
+		}
+	}
+	half := len(batch) / 2
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(half, len(batch))
+	}()
+	run(0, half)
+	<-done
+	return p
+}

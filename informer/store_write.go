@@ -62,7 +62,6 @@ const (
 	scratchIndexes = 4
 )
 
-
 // reset empties sc, dropping references to strings and buckets.
 func (sc *scratch[K, T]) reset() {
 	clear(sc.vals)

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -113,3 +114,48 @@ func memoryWorkload(cfg Config) Workload {
 }
 
 func runtime_GC() { runtime.GC() }
+
+// liveProbe measures the peak of live heap during a relist at points both
+// libraries reach: every 20th list page served (client-go asks for the
+// whole list as one page on a relist) and the first and every 10,000th
+// handler callback. At each point it collects garbage twice and reads
+// HeapAlloc, so the figure is data held at once (the relist's old and new
+// objects, queues, maps), not garbage awaiting a collector that had no
+// reason to run yet. The collections stall the informer while they run, so
+// a probed relist is never the one timed.
+type liveProbe struct {
+	mu    sync.Mutex
+	peak  uint64
+	pages atomic.Int64
+	calls atomic.Int64
+}
+
+const (
+	probeEveryPages = 20
+	probeEveryCalls = 10_000
+)
+
+func (p *liveProbe) page() {
+	if (p.pages.Add(1)-1)%probeEveryPages == 0 {
+		p.point()
+	}
+}
+
+func (p *liveProbe) callback() {
+	if (p.calls.Add(1)-1)%probeEveryCalls == 0 {
+		p.point()
+	}
+}
+
+func (p *liveProbe) point() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.peak = max(p.peak, heapAfterGC())
+}
+
+// Peak returns the largest HeapAlloc read at a probe point.
+func (p *liveProbe) Peak() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peak
+}

@@ -46,6 +46,8 @@ type counter struct {
 	// sentinel, if set: its seen is closed when the pod of its name is
 	// added.
 	sentinel atomic.Pointer[sentinel]
+	// probe, if set, is told of every callback (see liveProbe).
+	probe atomic.Pointer[liveProbe]
 }
 
 // sentinel is a pod name a counter watches for (see counter.watch).
@@ -73,6 +75,9 @@ func (c *counter) hit(p *corev1.Pod, update bool) {
 		c.updates.Add(1)
 	}
 	v := c.n.Add(1)
+	if pr := c.probe.Load(); pr != nil {
+		pr.callback()
+	}
 	if rec != nil {
 		if k := v - 1 - rec.base; k >= 0 && k < int64(len(rec.stamps)) {
 			rec.lat = append(rec.lat, float64(now-rec.stamps[k]))
@@ -162,7 +167,9 @@ type harness struct {
 	// paged, when set, answers the next list instead: page by page as the
 	// reflector asks (Limit, Continue), each page deep-copied when it is
 	// asked for, as a paging source decodes it; cleared after its last page.
-	paged     atomic.Pointer[pagedList]
+	paged atomic.Pointer[pagedList]
+	// probe, if set, is told of every list page served (see liveProbe).
+	probe     atomic.Pointer[liveProbe]
 	giWatches chan *informer.WatchStream[*corev1.Pod]
 	giWatch   *informer.WatchStream[*corev1.Pod]
 	giInf     *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod]
@@ -308,6 +315,9 @@ func (pl *pagedList) page(h *harness, limit int, cont string) ([]*corev1.Pod, st
 		if start, err = strconv.Atoi(cont); err != nil {
 			panic(err)
 		}
+	}
+	if pr := h.probe.Load(); pr != nil {
+		pr.page()
 	}
 	end := len(pl.tmpl)
 	if limit > 0 {

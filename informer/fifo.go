@@ -103,7 +103,7 @@ type DeltaFIFO[K comparable, T any] struct {
 
 	// wake is made by a waiter when it needs one and closed (and reset to
 	// nil) by whoever changes what waiters wait for: a key queued, the
-	// in-flight batch finished, the queue closed.
+	// in-flight batch finished while keys are queued, the queue closed.
 	wake chan struct{}
 
 	// popping is true while a Pop or PopBatch has items in flight; batch
@@ -218,30 +218,8 @@ func (f *DeltaFIFO[K, T]) Update(obj T) error { return f.change(Updated, obj) }
 func (f *DeltaFIFO[K, T]) Delete(obj T) error { return f.change(Deleted, obj) }
 
 func (f *DeltaFIFO[K, T]) change(t DeltaType, obj T) error {
-	key, err := f.keyOf(obj)
-	if err != nil {
-		return err
-	}
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return ErrClosed
-	}
-	if !f.populated {
-		f.populated = true
-		f.maybeSyncedLocked()
-	}
-	if t == Deleted && !f.presentLocked(key) {
-		f.mu.Unlock()
-		return nil
-	}
-	if e := f.entryLocked(key); e != nil {
-		e.add(Delta[T]{Type: t, Object: obj})
-	} else {
-		f.pushLocked(key, deltaSlot[T]{first: Delta[T]{Type: t, Object: obj}})
-	}
-	f.mu.Unlock()
-	return nil
+	_, err := f.write(t, obj, false)
+	return err
 }
 
 // presentLocked reports whether key is queued, in flight or known.

@@ -255,7 +255,7 @@ func runFIFOModel(t *testing.T, ops []byte) {
 			// requeue and a write from inside process.
 			arg := r.next()
 			requeue := arg%3 == 0
-			inner := arg / 3 % 4 // 0: none, 1: Update, 2: Delete of the first key
+			inner := arg / 3 % 4 // 0: none, 1: Update, 2: Delete, 3: changeOrTake (Update) of the first key
 			maxKeys := 1
 			if op%10 == 8 {
 				maxKeys = int(arg/12%4) + 1
@@ -283,6 +283,12 @@ func runFIFOModel(t *testing.T, ops []byte) {
 				case 2:
 					require.NoError(t, f.Delete(x))
 					m.change(Deleted, x, inFlight)
+				case 3:
+					// A batch is in flight: never handed out, queued.
+					batch, err := f.changeOrTake(Updated, x)
+					require.NoError(t, err)
+					require.Nil(t, batch)
+					m.change(Updated, x, inFlight)
 				}
 				if requeue {
 					return ErrRequeue
@@ -307,7 +313,41 @@ func runFIFOModel(t *testing.T, ops []byte) {
 			require.Equal(t, want, got, "step %d", step)
 			m.finish(want, requeue)
 		case 9:
-			// no-op: just compare
+			// A write that may be handed out at once (changeOrTake): it
+			// must be exactly a write then a Pop of it when the queue is
+			// idle, and a plain write otherwise.
+			arg := r.next()
+			typ := []DeltaType{Added, Updated, Deleted}[arg%3]
+			requeue := arg/3%4 == 0
+			x := obj()
+			before := len(m.order)
+			m.change(typ, x, nil)
+			batch, err := f.changeOrTake(typ, x)
+			require.NoError(t, err)
+			if before > 0 || len(m.order) == 0 {
+				require.Nil(t, batch, "step %d: queued, not handed out", step)
+				break
+			}
+			want := m.pop(1, false)
+			var got []popped
+			for _, it := range batch {
+				got = append(got, popped{it.Key, slices.Clone(it.Deltas), it.IsInInitialList})
+			}
+			require.Equal(t, want, got, "step %d: handed out", step)
+			f.mu.Lock()
+			inFlight := f.inFlightLocked(x.Name)
+			f.mu.Unlock()
+			require.True(t, inFlight, "step %d: in flight", step)
+			if !requeue {
+				apply(x.Name, batch[0].Deltas)
+			}
+			f.finish(requeue)
+			m.finish(want, requeue)
+		}
+		if tail, finished := f.sequences(); len(m.order) == 0 {
+			require.Equal(t, tail, finished, "step %d: an idle queue has finished every sequence number", step)
+		} else {
+			require.Less(t, finished, tail, "step %d", step)
 		}
 		order, items, initial := f.queueSnapshot()
 		if len(m.order) == 0 {

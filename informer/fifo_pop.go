@@ -186,8 +186,9 @@ func (f *DeltaFIFO[K, T]) sweepLocked() {
 
 // finish ends the in-flight batch: it requeues it if asked, otherwise counts
 // it as processed; then it releases the buffers' references and wakes
-// waiters.
-func (f *DeltaFIFO[K, T]) finish(requeue bool) {
+// waiters. It returns the number of keys queued and the finished sequence
+// number (see sequences).
+func (f *DeltaFIFO[K, T]) finish(requeue bool) (queued int, finished uint64) {
 	f.mu.Lock()
 	requeued := f.order.tail // entries from here on are the batch's own, requeued
 	for i := range f.batch {
@@ -217,8 +218,16 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) {
 	f.inflightOK = false
 	f.popping = false
 	f.finished = f.order.head // take popped everything below head
-	f.signalLocked()
+	if f.queuedLen() > 0 || f.closed {
+		// Waiters wait for a key while none is in flight: with nothing
+		// queued there is nothing for them (the processing loop stays
+		// parked after a direct hand-off, see changeOrTake), unless the
+		// queue is closed.
+		f.signalLocked()
+	}
+	queued, finished = f.queuedLen(), f.finished
 	f.mu.Unlock()
+	return queued, finished
 }
 
 // requeueLocked puts a popped item back: in front of the key's newer deltas

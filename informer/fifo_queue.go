@@ -67,6 +67,26 @@ func (q *entryQueue[K, T]) popFront() queueEntry[K, T] {
 	return e
 }
 
+// skip gives the next sequence number to an entry that is handed out at
+// once without being stored (see [DeltaFIFO.changeOrTake]): on an empty
+// queue it is push then popFront, without writing the entry.
+func (q *entryQueue[K, T]) skip() {
+	if q.tail&chunkMask == 0 { // as push: the chunk holding tail must exist
+		c := q.spare
+		q.spare = nil
+		if c == nil {
+			c = new(chunk[K, T])
+		}
+		q.chunks.Push(c)
+	}
+	q.tail++
+	q.head++
+	if q.head&chunkMask == 0 { // as popFront: the front chunk is used up
+		c, _ := q.chunks.Pop()
+		q.spare = c
+	}
+}
+
 // renumber moves an empty queue to sequence number seq: the next push gets
 // seq. It releases the queue's chunks (keeping one spare).
 func (q *entryQueue[K, T]) renumber(seq uint64) {

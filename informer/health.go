@@ -161,18 +161,22 @@ func (r *healthRecord) lastError() (error, time.Time) {
 	return r.err, r.errAt
 }
 
-// atomicTime is a time.Time (wall clock, nanoseconds) set and read
-// atomically. The zero value is the zero time.
+// atomicTime is a moment set and read atomically, kept as monoNow (the
+// monotonic clock only: marking it on every event costs no wall-clock
+// read). load turns it into a time.Time from monoEpoch, so it carries a
+// monotonic reading and its wall clock is monoEpoch's plus the elapsed
+// time. The zero value is the zero time.
 type atomicTime struct{ ns atomic.Int64 }
 
-func (t *atomicTime) store(v time.Time) { t.ns.Store(v.UnixNano()) }
+// mark sets t to now.
+func (t *atomicTime) mark() { t.ns.Store(monoNow()) }
 
 func (t *atomicTime) load() time.Time {
 	ns := t.ns.Load()
 	if ns == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, ns)
+	return monoEpoch.Add(time.Duration(ns - 1))
 }
 
 // healthMetrics is the Metrics the informer gives its reflector: it notes
@@ -184,11 +188,11 @@ type healthMetrics struct {
 }
 
 func (m healthMetrics) EventReceived(informer string, t EventType) {
-	m.h.eventAt.store(time.Now())
+	m.h.eventAt.mark()
 	m.Metrics.EventReceived(informer, t)
 }
 
 func (m healthMetrics) Relisted(informer string) {
-	m.h.listAt.store(time.Now())
+	m.h.listAt.mark()
 	m.Metrics.Relisted(informer)
 }

@@ -117,6 +117,13 @@ type SharedInformer[K comparable, T any] struct {
 	reflOpts ReflectorOptions[T]
 	health   healthRecord
 	versions *versionTracker // the versions the cache has applied; see WaitForVersion
+	// proc is the batch processor's reusable state. Whoever holds the
+	// FIFO's in-flight batch uses it: the processing loop, or the
+	// reflector's goroutine on a direct hand-off (see applyEvent).
+	proc batchProcessor[K, T]
+	// directWake: the handlers a direct hand-off wakes (the reflector's
+	// goroutine's own; see processTaken).
+	directWake []*listener[K, T]
 
 	// mu orders cache commits against handler registration: the processing
 	// loop holds it while it commits a batch and queues its notifications;

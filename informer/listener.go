@@ -151,7 +151,9 @@ func (l *listener[K, T]) enqueue(ns ...notification[K, T]) {
 			b.markers++
 		}
 	}
-	l.enqueueBatch(b, true)
+	if l.enqueueBatch(b, true) {
+		l.signal()
+	}
 }
 
 // enqueueBatch queues the notifications of b, those b marks as resync
@@ -159,7 +161,13 @@ func (l *listener[K, T]) enqueue(ns ...notification[K, T]) {
 // acquisition and at most one wake-up per batch. In every-event mode it
 // queues a reference to b (taking one of b's references for it); in
 // coalescing mode it merges each notification into the pending ones.
-func (l *listener[K, T]) enqueueBatch(b *noteBatch[K, T], resync bool) {
+//
+// It reports whether the goroutine waits for the work just queued: the
+// caller must then call signal, once it has released its locks (the later
+// the better, as long as nothing else it does waits for the handler: a
+// goroutine woken while its waker goes on running may be moved to another
+// CPU, which costs more than the wait).
+func (l *listener[K, T]) enqueueBatch(b *noteBatch[K, T], resync bool) bool {
 	l.mu.Lock()
 	switch {
 	case l.stopped:
@@ -178,9 +186,7 @@ func (l *listener[K, T]) enqueueBatch(b *noteBatch[K, T], resync bool) {
 	}
 	wake := l.wakeLocked()
 	l.mu.Unlock()
-	if wake {
-		l.signal()
-	}
+	return wake
 }
 
 // wakeLocked reports whether the goroutine waits for work that is now

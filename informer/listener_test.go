@@ -274,9 +274,11 @@ func TestListenerSharedBatch(t *testing.T) {
 			notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"})
 		b.syncs = append(b.syncs, false, true, false)
 		b.nsync = 1
-		ls[0].enqueueBatch(b, true)
-		ls[1].enqueueBatch(b, false)
-		ls[2].enqueueBatch(b, false)
+		for i, l := range ls {
+			if l.enqueueBatch(b, i == 0) {
+				l.signal()
+			}
+		}
 		assert.Equal(t, int32(3), b.refs.Load(), "the caller's and two every-event listeners'")
 		b.release()
 		synctest.Wait()

@@ -48,6 +48,10 @@ type Metrics interface {
 	HandlerBacklog(informer, handler string, n int)
 	// ProcessingLatency observes the time from popping a batch off the queue
 	// to having applied it to the store and queued its notifications.
+	// Batches are applied by the processing loop or, for a lone watch event
+	// arriving at an idle queue, on the reflector's goroutine (the direct
+	// hand-off); they never overlap, so neither do the QueueDepth,
+	// ProcessingLatency and per-handler HandlerBacklog calls they make.
 	ProcessingLatency(informer string, d time.Duration)
 	// HandlerCallDuration observes one call of a handler, from taking the
 	// notification off the handler's queue to the handler's return (or

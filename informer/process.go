@@ -19,29 +19,89 @@ import (
 // few dozen writes, releasing the Indexer's lock between them so that a
 // reader waits for one chunk at most; a batch carrying a relist under one
 // lock, see relistBatch) and queues the resulting notifications to every
-// handler, and releases inf.mu. Handlers run on their own goroutines. Because notifications are
-// derived from the state each key had in the cache just before the commit,
-// every handler sees a consistent sequence per key, and a handler registered
-// between two batches (AddHandler also takes inf.mu) sees neither a gap nor a
-// duplicate.
+// handler, and releases inf.mu. Handlers run on their own goroutines. Because notifications are derived from the
+// state each key had in the cache just before the commit, every handler sees
+// a consistent sequence per key, and a handler registered between two
+// batches (AddHandler also takes inf.mu) sees neither a gap nor a duplicate.
+//
+// The direct hand-off. A watch event that arrives while the queue is idle
+// (nothing queued, no batch in flight) and no other event is already
+// waiting on the stream is not queued for the loop: the reflector's
+// goroutine takes it as a batch of one (DeltaFIFO.changeOrTake) and runs the
+// same processBatch on it, so a lone event reaches its handlers after two
+// goroutine wake-ups instead of three. Holding the FIFO's in-flight batch is
+// the processing token: while the reflector's goroutine holds it the loop
+// cannot pop (and nothing is queued for it anyway), and while the loop holds
+// one the reflector queues. Ordering, atomicity, metrics and versions are
+// therefore those of the loop (see fifo_direct.go). When events come faster
+// than they are processed, the reflector sees the next one waiting and
+// queues, so that reading the stream and processing it go on in parallel.
+// The price: while the reflector's goroutine runs a lone event's index
+// functions (as while it runs the transform) it does not read the stream;
+// the events that arrive meanwhile find the stream busy and are queued.
 
-// processLoop runs until ctx is done or the queue is closed.
+// processLoop runs until ctx is done or the queue is closed. It pops as
+// PopBatch does, but keeps what finish returns: the queue's depth for
+// Metrics and the finished sequence number for the version tracker, with no
+// further hold of the queue's lock.
 func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
-	var p batchProcessor[K, T]
 	for {
-		err := inf.fifo.PopBatch(ctx, inf.batch, func(batch []Item[K, T]) error {
-			inf.processBatch(&p, batch)
-			return nil
-		})
+		batch, err := inf.fifo.take(ctx, inf.batch, true)
 		if err != nil {
-			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
-				return
-			}
-			inf.report(ErrorClassStore, fmt.Errorf("informer %q: process: %w", inf.name, err))
+			return // ctx is done or the queue is closed: take fails for nothing else
 		}
-		inf.versions.advance() // the batch is committed: its versions are applied
-		inf.metrics.QueueDepth(inf.name, inf.fifo.Len())
+		depth, finished := inf.processPopped(batch)
+		inf.versions.advanceTo(finished) // the batch is committed: its versions are applied
+		inf.metrics.QueueDepth(inf.name, depth)
 	}
+}
+
+// processPopped processes a batch the loop took, as PopBatch does around its
+// process function: on a panic the batch is put back and the panic
+// propagates. It returns what finish returns.
+func (inf *SharedInformer[K, T]) processPopped(batch []Item[K, T]) (depth int, finished uint64) {
+	done := false
+	defer func() {
+		if !done {
+			inf.fifo.finish(true)
+		}
+	}()
+	inf.processBatch(&inf.proc, batch, false)
+	done = true
+	return inf.fifo.finish(false)
+}
+
+// processTaken processes a batch handed out by DeltaFIFO.changeOrTake, as
+// PopBatch does around the processing loop's function: on a panic the batch
+// is put back and the panic propagates. Then it records version (if not
+// ""), which is applied at once: the batch is finished and nothing else was
+// queued or in flight. It wakes the handlers last, just before the
+// reflector's goroutine goes back to waiting on the stream, so that the
+// handler's goroutine runs on the processor it is woken on rather than
+// being moved to another one while the reflector's goroutine finishes.
+//
+// Only the reflector's goroutine calls it (through applyEvent), one call at
+// a time: inf.directWake is its own.
+func (inf *SharedInformer[K, T]) processTaken(batch []Item[K, T], version string) {
+	done := false
+	defer func() {
+		if !done {
+			inf.fifo.finish(true)
+		}
+	}()
+	inf.processBatch(&inf.proc, batch, true)
+	done = true
+	// inf.proc belongs to the processing loop again after finish: keep the
+	// handlers to wake apart.
+	p := &inf.proc
+	p.wake, inf.directWake = inf.directWake[:0], p.wake
+	depth, _ := inf.fifo.finish(false)
+	inf.versions.record(version)
+	for _, l := range inf.directWake {
+		l.signal()
+	}
+	clear(inf.directWake)
+	inf.metrics.QueueDepth(inf.name, depth)
 }
 
 // batchProcessor holds the buffers the processing loop reuses between
@@ -50,15 +110,29 @@ type batchProcessor[K comparable, T any] struct {
 	writes []write[K, T]
 	deltas []Deltas[T] // per write: the deltas to notify
 	initia []bool      // per write: part of the initial list
-	notes  []notification[K, T]
-	syncs  []bool // per note: a resync (only for handlers due)
+	syncs  []bool      // per note of the batch being built: a resync (only for handlers due)
 
 	refused  []error           // writes refused at commit
 	notified []*listener[K, T] // the handlers whose backlog to report
+	wake     []*listener[K, T] // the handlers to wake: see wakeHandlers
 	pool     sync.Pool         // of *noteBatch[K, T], shared with the handlers that release them
 }
 
-func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
+// wakeHandlers wakes the handler goroutines that processBatch queued work
+// for while they waited.
+func (p *batchProcessor[K, T]) wakeHandlers() {
+	for _, l := range p.wake {
+		l.signal()
+	}
+	clear(p.wake)
+	p.wake = p.wake[:0]
+}
+
+// processBatch applies batch to the cache and queues its notifications to
+// the handlers. The processing loop's call (direct false) wakes the handlers
+// as soon as the commit is done; the direct hand-off's (direct true) leaves
+// that to its caller, to do last (see processTaken).
+func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T], direct bool) {
 	start := time.Now()
 	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
 	pre := inf.indexer.prepareItems(batch) // nil unless a large batch (a list)
@@ -109,38 +183,50 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		}
 		inf.mu.Lock()
 	}
-	p.notes, p.syncs = slices.Grow(p.notes[:0], len(p.writes)), slices.Grow(p.syncs[:0], len(p.writes))
-	for i := range p.writes {
-		w := &p.writes[i]
-		if w.failed {
-			continue
-		}
-		p.appendNotes(w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
-	}
-	anySync := slices.Contains(p.syncs, true)
 	p.notified = append(p.notified[:0], inf.listeners...)
-	if len(p.notes) > 0 && len(inf.listeners) > 0 {
-		// One shared copy of the notes for every handler (see noteBatch).
+	if len(inf.listeners) > 0 {
+		// One shared copy of the notes for every handler (see noteBatch),
+		// built in place.
 		b := getBatch[K, T](&p.pool)
-		b.notes = append(b.notes, p.notes...)
-		if anySync {
-			b.syncs = append(b.syncs, p.syncs...)
-			for _, s := range p.syncs {
-				if s {
-					b.nsync++
-				}
+		b.notes = slices.Grow(b.notes, len(p.writes))
+		p.syncs = slices.Grow(p.syncs[:0], len(p.writes))
+		for i := range p.writes {
+			w := &p.writes[i]
+			if w.failed {
+				continue
 			}
+			b.notes = p.appendNotes(b.notes, w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
+		}
+		anySync := false
+		for _, s := range p.syncs {
+			if s {
+				anySync = true
+				b.nsync++
+			}
+		}
+		if anySync {
+			b.syncs = append(b.syncs[:0], p.syncs...)
 		} else {
 			b.syncs = nil
 		}
-		for _, l := range inf.listeners {
-			l.enqueueBatch(b, anySync && inf.resyncing(l))
+		if len(b.notes) > 0 {
+			for _, l := range inf.listeners {
+				if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
+					p.wake = append(p.wake, l)
+				}
+			}
 		}
 		b.release()
+		if cap(p.syncs) > maxKeptBatch {
+			p.syncs = nil
+		}
 	}
 	inf.mu.Unlock()
 
 	// Reports go out after the lock is released: they may run user code.
+	if !direct {
+		p.wakeHandlers()
+	}
 	for _, err := range p.refused {
 		inf.report(ErrorClassStore, err)
 	}
@@ -167,11 +253,6 @@ func (p *batchProcessor[K, T]) release(s *Indexer[K, T]) {
 		clear(p.writes)
 		clear(p.deltas)
 	}
-	if cap(p.notes) > maxKeptBatch {
-		p.notes, p.syncs = nil, nil
-	} else {
-		clear(p.notes)
-	}
 }
 
 // storablePrefix shortens ds to its longest prefix whose last delta can be
@@ -191,30 +272,33 @@ func (inf *SharedInformer[K, T]) storablePrefix(w *write[K, T], ds Deltas[T]) (D
 	return nil, false
 }
 
-// appendNotes turns one key's deltas into notifications, starting from the
-// state the cache held for the key before the commit (old, if hadOld).
-func (p *batchProcessor[K, T]) appendNotes(key K, old T, hadOld bool, ds Deltas[T], initial bool) {
+// appendNotes turns one key's deltas into notifications appended to notes
+// (and whether each is a resync to p.syncs), starting from the state the
+// cache held for the key before the commit (old, if hadOld). It returns the
+// extended notes.
+func (p *batchProcessor[K, T]) appendNotes(notes []notification[K, T], key K, old T, hadOld bool, ds Deltas[T], initial bool) []notification[K, T] {
 	prev, has := old, hadOld
 	for _, d := range ds {
 		switch d.Type {
 		case Deleted:
 			if has {
-				p.notes = append(p.notes, notification[K, T]{kind: noteDelete, key: key, obj: d.Object, unknown: d.FinalStateUnknown})
+				notes = append(notes, notification[K, T]{kind: noteDelete, key: key, obj: d.Object, unknown: d.FinalStateUnknown})
 				p.syncs = append(p.syncs, false)
 			}
 			var zero T
 			prev, has = zero, false
 		default: // Added, Updated, Replaced, Sync
 			if has {
-				p.notes = append(p.notes, notification[K, T]{kind: noteUpdate, key: key, old: prev, obj: d.Object})
+				notes = append(notes, notification[K, T]{kind: noteUpdate, key: key, old: prev, obj: d.Object})
 				p.syncs = append(p.syncs, d.Type == Sync)
 			} else {
-				p.notes = append(p.notes, notification[K, T]{kind: noteAdd, key: key, obj: d.Object, initial: initial})
+				notes = append(notes, notification[K, T]{kind: noteAdd, key: key, obj: d.Object, initial: initial})
 				p.syncs = append(p.syncs, false)
 			}
 			prev, has = d.Object, true
 		}
 	}
+	return notes
 }
 
 // transformingStore is the informer's [ReflectorStore]: it applies the
@@ -238,30 +322,54 @@ func (s *transformingStore[K, T]) apply(obj T) (T, error) {
 	return out, nil
 }
 
-func (s *transformingStore[K, T]) Add(obj T) error {
-	obj, err := s.apply(obj)
-	if err != nil {
-		return err
-	}
-	return s.fifo.Add(obj)
-}
+func (s *transformingStore[K, T]) Add(obj T) error { return s.applyEvent(EventAdded, obj, "", true) }
 
 func (s *transformingStore[K, T]) Update(obj T) error {
-	obj, err := s.apply(obj)
-	if err != nil {
-		return err
-	}
-	return s.fifo.Update(obj)
+	return s.applyEvent(EventModified, obj, "", true)
 }
 
-// Delete never drops a deletion: if the transform fails, the object goes
-// into the queue untransformed (and the failure is still reported).
 func (s *transformingStore[K, T]) Delete(obj T) error {
-	out, err := s.apply(obj)
-	if err != nil {
-		return errors.Join(err, s.fifo.Delete(obj))
+	return s.applyEvent(EventDeleted, obj, "", true)
+}
+
+// applyEvent applies one watch event (t is EventAdded, EventModified or
+// EventDeleted) received at version (possibly ""), and records the version
+// for WaitForVersion: it transforms obj, then queues it, or, unless more
+// events are waiting (more), processes it at once on the caller's goroutine
+// if the queue is idle (see "The direct hand-off" above). A deletion is
+// never dropped: if the transform fails, the untransformed object is used
+// (and the failure still reported).
+func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, version string, more bool) error {
+	dt := Deleted
+	switch t {
+	case EventAdded:
+		dt = Added
+	case EventModified:
+		dt = Updated
 	}
-	return s.fifo.Delete(out)
+	out, terr := s.apply(obj)
+	if terr != nil && dt != Deleted {
+		s.inf.versions.record(version)
+		return terr
+	}
+	if terr != nil {
+		out = obj
+	}
+	var err error
+	if more {
+		err = s.fifo.change(dt, out)
+	} else {
+		var batch []Item[K, T]
+		if batch, err = s.fifo.changeOrTake(dt, out); batch != nil {
+			s.inf.processTaken(batch, version)
+			version = "" // recorded
+		}
+	}
+	s.inf.versions.record(version)
+	if terr != nil {
+		return errors.Join(terr, err)
+	}
+	return err
 }
 
 // RecordVersion is called by the reflector after each watch event it

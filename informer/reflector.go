@@ -201,15 +201,20 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 // Name returns the reflector's name.
 func (r *Reflector[T]) Name() string { return r.opts.Name }
 
-// LastSyncVersion returns the version of the last list or watch event
-// applied to the store, "" before the first list. Safe for concurrent use.
+// LastSyncVersion returns the version of the last list applied to the store
+// or of the last watch event received (set as the event is handed to the
+// store), "" before the first list. Safe for concurrent use.
 func (r *Reflector[T]) LastSyncVersion() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.lastVersion
 }
 
+// setVersion records v as the last version received; "" is ignored.
 func (r *Reflector[T]) setVersion(v string) {
+	if v == "" {
+		return
+	}
 	r.mu.Lock()
 	r.lastVersion = v
 	r.mu.Unlock()

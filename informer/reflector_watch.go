@@ -90,63 +90,136 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 	}
 }
 
+// eventApplier is implemented by a [ReflectorStore] that can apply a watch
+// event on the reflector's goroutine when its consumer is idle (the
+// informer's store: see "The direct hand-off" in process.go). The reflector
+// tells it whether the stream is busy (more: see handleWatch): the store
+// then queues the event for its consumer instead, so that reading the
+// stream and processing it go on in parallel under load.
+type eventApplier[T any] interface {
+	// applyEvent applies one EventAdded, EventModified or EventDeleted
+	// event, as Add, Update or Delete would, and records its version (if
+	// not "") as RecordVersion would: the reflector does not.
+	applyEvent(t EventType, obj T, version string, more bool) error
+}
+
 // handleWatch applies the events of one stream to the store until it ends.
 // It returns errWatchEnded (wrapped) for a normal end, a
 // *VeryShortWatchError for a normal end under a second without events, the
 // stream's error for an Error event, or nil when ctx is done.
+//
+// For a store that is an eventApplier, it tells the store whether the
+// stream is busy, so that only a lone event is applied at once (see
+// eventApplier). The stream is busy unless the reflector had to wait for the
+// event (it was not already there when the reflector came back for it) and
+// no other event is waiting behind it. To know the latter it looks one event
+// ahead: after receiving an event it takes the next one if it is already
+// there (a receive that does not block); that event is handled next, after
+// the checks a blocking receive makes (ctx done, resync due). Both checks
+// are made on every event, so neither is starved by a busy stream.
 func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-chan time.Time) error {
 	start := time.Now()
 	events := 0
 	recorder, _ := r.opts.Store.(VersionRecorder)
+	applier, _ := r.opts.Store.(eventApplier[T])
+	ch, done := w.Events(), ctx.Done()
+	var next Event[T] // the event looked ahead at, if ahead
+	ahead, nextOK := false, false
 	for {
 		select {
-		case <-ctx.Done():
+		case <-done:
 			return nil
+		default:
+		}
+		select {
 		case <-resync:
-			if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
-				if err := r.opts.Store.Resync(); err != nil {
-					r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: resync: %w", r.opts.Name, err))
+			r.resync(ctx)
+		default:
+		}
+		var ev Event[T]
+		var ok bool
+		waited := false // the stream had nothing when the reflector came back for more
+		if ahead {
+			ev, ok = next, nextOK
+			ahead, next = false, Event[T]{}
+		} else {
+			select {
+			case ev, ok = <-ch:
+			default:
+				waited = true
+				select {
+				case <-done:
+					return nil
+				case <-resync:
+					r.resync(ctx)
+					continue
+				case ev, ok = <-ch:
 				}
 			}
-		case ev, ok := <-w.Events():
-			if !ok {
-				if events == 0 && time.Since(start) < time.Second {
-					return &VeryShortWatchError{Name: r.opts.Name}
+		}
+		if !ok {
+			if events == 0 && time.Since(start) < time.Second {
+				return &VeryShortWatchError{Name: r.opts.Name}
+			}
+			return errWatchEnded
+		}
+		r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
+		if events == 0 && ev.Type != EventError {
+			r.succeeded()
+		}
+		var err error
+		switch ev.Type {
+		case EventAdded, EventModified, EventDeleted:
+			// Received: the version is the reflector's before the store
+			// has applied the event (which the store may do at once).
+			r.setVersion(ev.Version)
+			if applier != nil {
+				select {
+				case next, nextOK = <-ch:
+					ahead = true
+				default:
 				}
-				return errWatchEnded
+				err = applier.applyEvent(ev.Type, ev.Object, ev.Version, !waited || (ahead && nextOK))
+				if err != nil {
+					r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
+				}
+				events++
+				continue
 			}
-			r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
-			if events == 0 && ev.Type != EventError {
-				r.succeeded()
-			}
-			var err error
 			switch ev.Type {
 			case EventAdded:
 				err = r.opts.Store.Add(ev.Object)
 			case EventModified:
 				err = r.opts.Store.Update(ev.Object)
-			case EventDeleted:
-				err = r.opts.Store.Delete(ev.Object)
-			case EventBookmark:
-			case EventError:
-				if ev.Err == nil {
-					ev.Err = errors.New("error event without an error")
-				}
-				return fmt.Errorf("%s: watch: %w", r.opts.Name, ev.Err)
 			default:
-				r.fail(ctx, ErrorClassListWatch, fmt.Errorf("%s: watch sent an event of unknown type %d at version %q; skipped", r.opts.Name, ev.Type, ev.Version))
-				continue
+				err = r.opts.Store.Delete(ev.Object)
 			}
-			if err != nil {
-				r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
+		case EventBookmark:
+			r.setVersion(ev.Version)
+		case EventError:
+			if ev.Err == nil {
+				ev.Err = errors.New("error event without an error")
 			}
-			events++
-			if ev.Version != "" {
-				r.setVersion(ev.Version)
-				if recorder != nil {
-					recorder.RecordVersion(ev.Version)
-				}
-			}
+			return fmt.Errorf("%s: watch: %w", r.opts.Name, ev.Err)
+		default:
+			r.fail(ctx, ErrorClassListWatch, fmt.Errorf("%s: watch sent an event of unknown type %d at version %q; skipped", r.opts.Name, ev.Type, ev.Version))
+			continue
+		}
+		if err != nil {
+			r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
+		}
+		events++
+		if ev.Version != "" && recorder != nil {
+			recorder.RecordVersion(ev.Version)
+		}
+	}
+}
+
+// resync runs one periodic resync of the store, if ShouldResync agrees.
+func (r *Reflector[T]) resync(ctx context.Context) {
+	if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
+		if err := r.opts.Store.Resync(); err != nil {
+			r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: resync: %w", r.opts.Name, err))
 		}
 	}
 }

@@ -18,13 +18,17 @@ import (
 // watch event's, a bookmark's) with the FIFO's tail sequence number at that
 // moment: every change up to that version is then in an entry numbered below
 // that tail. The processing loop commits each batch to the Indexer (and
-// queues its notifications) inside PopBatch; when PopBatch returns, the
-// FIFO's finished sequence number has moved past the batch, and every
-// recorded version whose tail it has reached is applied. The tracker reads
-// both sequence numbers under its own lock, at record time (a version whose
-// changes are all processed already, or that changed nothing queued, is
-// applied at once) and after each batch, so a batch finishing between a
-// record and the processing loop's next advance cannot strand a version.
+// queues its notifications) before it finishes the batch; finishing moves
+// the FIFO's finished sequence number past the batch, and every recorded
+// version whose tail it has reached is applied. The loop then hands the
+// finished number it read to the tracker (advanceTo); record reads both
+// numbers under the tracker's lock (a version whose changes are all
+// processed already, or that changed nothing queued, is applied at once).
+// Finished only grows, so a batch finishing between a record and the loop's
+// next advance cannot strand a version: either record saw it finished, or
+// the advance after it sees a number at least that new. A direct hand-off
+// (see process.go) finishes its one-event batch before the reflector
+// records the event's version, which is then applied at once.
 
 // rememberedVersions is how many received versions an informer whose source
 // has no [VersionComparer] remembers, so that a wait for a version received
@@ -61,11 +65,11 @@ type versionTracker struct {
 	// and closed, then reset to nil, whenever applied changes.
 	advanced chan struct{}
 	// Without a VersionComparer: the last rememberedVersions versions
-	// received (oldest first), each version's latest ordinal among them, and
-	// the waiters, one shared entry per awaited version.
-	recent   ringbuf.Ring[versionMark]
-	ordinals map[string]uint64
-	waiters  map[string]*versionWaiter
+	// received (oldest first; a wait looks its version up there, newest
+	// first, so that receiving one costs no map update), and the waiters,
+	// one shared entry per awaited version.
+	recent  ringbuf.Ring[versionMark]
+	waiters map[string]*versionWaiter
 }
 
 // versionWaiter is shared by the callers waiting for one version (without a
@@ -84,7 +88,6 @@ func newVersionTracker(name string, src any, seqs func() (tail, finished uint64)
 	t.stop = sync.OnceFunc(func() { close(t.stopped) })
 	t.cmp, _ = src.(VersionComparer)
 	if t.cmp == nil {
-		t.ordinals = make(map[string]uint64)
 		t.waiters = make(map[string]*versionWaiter)
 	}
 	return t
@@ -119,23 +122,32 @@ func (t *versionTracker) record(version string) {
 // for its version their receipt to wait for.
 func (t *versionTracker) rememberLocked(m versionMark) {
 	if t.recent.Len() == rememberedVersions {
-		old, _ := t.recent.Pop()
-		if t.ordinals[old.version] == old.ordinal {
-			delete(t.ordinals, old.version)
-		}
+		t.recent.Pop()
 	}
 	t.recent.Push(m)
-	t.ordinals[m.version] = m.ordinal
 	if w := t.waiters[m.version]; w != nil && w.ordinal == 0 {
 		w.ordinal = m.ordinal
 	}
 }
 
-// advance applies the versions whose changes the processing loop has
-// finished. The processing loop calls it after each batch.
+// advance applies the versions whose changes have been finished, reading
+// the FIFO's finished sequence number now (see advanceTo).
 func (t *versionTracker) advance() {
-	t.mu.Lock()
 	_, finished := t.seqs()
+	t.advanceTo(finished)
+}
+
+// advanceTo is advance with the FIFO's finished sequence number as read when
+// the processing loop finished its batch (finished only grows: a value read
+// before the lock is taken applies no version too early, and a version
+// recorded since was checked against a finished at least as new by record).
+// The processing loop calls it after each batch.
+func (t *versionTracker) advanceTo(finished uint64) {
+	t.mu.Lock()
+	if t.pending.Len() == 0 {
+		t.mu.Unlock()
+		return
+	}
 	at, applied := t.advanceLocked(finished)
 	t.mu.Unlock()
 	t.reportApplied(at, applied)
@@ -170,6 +182,9 @@ func (t *versionTracker) advanceLocked(finished uint64) (time.Time, bool) {
 	if t.advanced != nil {
 		close(t.advanced)
 		t.advanced = nil
+	}
+	if len(t.waiters) == 0 {
+		return t.appliedAt, true
 	}
 	for v, w := range t.waiters {
 		if w.ordinal != 0 && w.ordinal <= t.applied.ordinal {
@@ -304,10 +319,21 @@ func (t *versionTracker) compare(a, b string) (int, error) {
 	return c, nil
 }
 
+// receivedLocked returns the ordinal of the latest receipt of version among
+// the remembered ones, and whether there is one. The caller holds t.mu.
+func (t *versionTracker) receivedLocked(version string) (uint64, bool) {
+	for i := t.recent.Len() - 1; i >= 0; i-- {
+		if m := t.recent.Ptr(i); m.version == version {
+			return m.ordinal, true
+		}
+	}
+	return 0, false
+}
+
 // waitEqual waits for version itself to be applied.
 func (t *versionTracker) waitEqual(ctx context.Context, version string) error {
 	t.mu.Lock()
-	n, received := t.ordinals[version]
+	n, received := t.receivedLocked(version)
 	if received && n <= t.applied.ordinal {
 		t.mu.Unlock()
 		return nil

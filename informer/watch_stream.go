@@ -53,6 +53,11 @@ func (w *WatchStream[T]) Send(ev Event[T]) bool {
 	default:
 	}
 	select {
+	case w.events <- ev: // a receiver waits, or there is room: no select needed
+		return true
+	default:
+	}
+	select {
 	case w.events <- ev:
 		return true
 	case <-w.ctx.Done():

@@ -39,7 +39,7 @@ const firstPage = 1000
 // a relist after a network failure runs on a fresh connection, as the watch
 // after it, not on the client's, which may still be dead (see watchconn.go).
 // It returns the revision of the state, or false if the stream ended.
-func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], conn *watchConn, min int64) (int64, bool) {
+func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], conn *watchConn, min int64, keep keyFilter) (int64, bool) {
 	lctx, release := conn.bind(ctx) // ends the reads if the connection is lost
 	defer release()
 	kv := conn.kv(s.opts.Client)
@@ -49,7 +49,7 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 		var objs []*Object[T]
 		stopped := false
 		err = s.readRange(lctx, kv, rev, func(kvs []*mvccpb.KeyValue) bool {
-			objs = s.decodeChunk(ctx, kvs, objs[:0])
+			objs = s.decodeChunk(ctx, kvs, objs[:0], keep)
 			for _, obj := range objs {
 				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
 					stopped = true
@@ -239,14 +239,16 @@ func (s *Source[T]) listError(rev int64, err error) error {
 }
 
 // decodeChunk appends the visible objects of kvs to out, in key order,
-// decoding them in parallel.
-func (s *Source[T]) decodeChunk(ctx context.Context, kvs []*mvccpb.KeyValue, out []*Object[T]) []*Object[T] {
+// decoding those keep accepts in parallel.
+func (s *Source[T]) decodeChunk(ctx context.Context, kvs []*mvccpb.KeyValue, out []*Object[T], keep keyFilter) []*Object[T] {
 	start := len(out)
 	out = append(out, make([]*Object[T], len(kvs))...)
 	slots := out[start:]
 	parallel(len(kvs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			slots[i], _ = s.decode(ctx, kvs[i], true)
+			if s.keeps(keep, kvs[i]) {
+				slots[i], _ = s.decode(ctx, kvs[i], true)
+			}
 		}
 	})
 	// Drop the invisible ones (nil), keeping the order.

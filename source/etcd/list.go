@@ -21,6 +21,12 @@ import (
 // [informer.ErrTransient] (no leader, unreachable),
 // [informer.ErrInvalidOptions] (bad version or token), ctx.Err().
 func (s *Source[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[*Object[T]], error) {
+	return s.list(ctx, opts, nil)
+}
+
+// list is List keeping only the keys keep accepts (nil: all), tested
+// before their values are decoded.
+func (s *Source[T]) list(ctx context.Context, opts informer.ListOptions, keep keyFilter) (informer.ListPage[*Object[T]], error) {
 	limit := int64(opts.Limit)
 	if p := int64(s.opts.PageSize); p > 0 && (limit <= 0 || limit > p) {
 		limit = p
@@ -47,7 +53,7 @@ func (s *Source[T]) List(ctx context.Context, opts informer.ListOptions) (inform
 			if err != nil {
 				return informer.ListPage[*Object[T]]{}, err
 			}
-			return s.listNotOlderThan(ctx, min, limit)
+			return s.listNotOlderThan(ctx, min, limit, keep)
 		case informer.ReadExact:
 			r, err := parseRev(opts.Version)
 			if err != nil {
@@ -58,20 +64,20 @@ func (s *Source[T]) List(ctx context.Context, opts informer.ListOptions) (inform
 			return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd source: unknown read mode %d: %w", opts.Mode, informer.ErrInvalidOptions)
 		}
 	}
-	return s.listPage(ctx, from, rev, limit, getOpts...)
+	return s.listPage(ctx, from, rev, limit, keep, getOpts...)
 }
 
 // listNotOlderThan reads a page not older than min: a serializable read,
 // then a linearizable one if the member was behind.
-func (s *Source[T]) listNotOlderThan(ctx context.Context, min, limit int64) (informer.ListPage[*Object[T]], error) {
-	page, err := s.listPage(ctx, s.start, 0, limit, clientv3.WithSerializable())
+func (s *Source[T]) listNotOlderThan(ctx context.Context, min, limit int64, keep keyFilter) (informer.ListPage[*Object[T]], error) {
+	page, err := s.listPage(ctx, s.start, 0, limit, keep, clientv3.WithSerializable())
 	if err != nil {
 		return page, err
 	}
 	if revAtLeast(page.Version, min) {
 		return page, nil
 	}
-	page, err = s.listPage(ctx, s.start, 0, limit)
+	page, err = s.listPage(ctx, s.start, 0, limit, keep)
 	if err != nil {
 		return page, err
 	}
@@ -82,8 +88,8 @@ func (s *Source[T]) listNotOlderThan(ctx context.Context, min, limit int64) (inf
 }
 
 // listPage reads up to limit keys from key from at revision rev (0: the
-// current one, fixed by this read).
-func (s *Source[T]) listPage(ctx context.Context, from string, rev, limit int64, extra ...clientv3.OpOption) (informer.ListPage[*Object[T]], error) {
+// current one, fixed by this read), decoding those keep accepts.
+func (s *Source[T]) listPage(ctx context.Context, from string, rev, limit int64, keep keyFilter, extra ...clientv3.OpOption) (informer.ListPage[*Object[T]], error) {
 	getOpts := append([]clientv3.OpOption{clientv3.WithRange(s.end), clientv3.WithLimit(limit)}, extra...)
 	if rev > 0 {
 		getOpts = append(getOpts, clientv3.WithRev(rev))
@@ -97,6 +103,9 @@ func (s *Source[T]) listPage(ctx context.Context, from string, rev, limit int64,
 	}
 	page := informer.ListPage[*Object[T]]{Version: formatRev(rev), Items: make([]*Object[T], 0, len(resp.Kvs))}
 	for _, kv := range resp.Kvs {
+		if !s.keeps(keep, kv) {
+			continue
+		}
 		if obj, v := s.decode(ctx, kv, true); v == visible {
 			page.Items = append(page.Items, obj)
 		}

@@ -43,8 +43,9 @@ type MembershipOptions struct {
 	// off from etcd stops owning within it. etcd may raise it to its
 	// minimum (1.5 election timeouts). Zero: 10 s.
 	TTL time.Duration
-	// MaxClockDrift bounds how much faster this machine's clock may run
-	// than the etcd leader's over one TTL, as a fraction: the registration
+	// MaxClockDrift bounds how much slower this machine's clock may run
+	// than the etcd leader's over one TTL (how much less time it may
+	// measure while the leader's TTL runs out), as a fraction: the registration
 	// counts as valid until send time + TTL·(1 − MaxClockDrift) of its last
 	// successful keepalive. Zero: 0.01 (1%). Must be in [0, 0.5).
 	MaxClockDrift float64

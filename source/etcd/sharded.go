@@ -17,7 +17,8 @@ type SliceSource interface {
 	// Slice waits for the first slice (bounded by ctx), then returns the
 	// current one and a channel closed when it changes.
 	Slice(ctx context.Context) (shard.Slice, <-chan struct{}, error)
-	// Hash places a key in the hash space. It must be deterministic.
+	// Hash places a key in the hash space. It must be deterministic and
+	// safe for concurrent use (lists filter their chunks in parallel).
 	Hash(key string) uint64
 }
 
@@ -46,10 +47,13 @@ type ShardedOptions[T any] struct {
 //
 // etcd has no server-side hash filter: each replica lists and watches the
 // whole prefix and drops what is not in its slice before the informer sees
-// it. Memory (the cache, the queue) and handler load scale with 1/N of the
-// replicas; network traffic, etcd's work and decoding do not (every value is
-// still received and decoded by every replica). The Kubernetes apiserver,
-// with ShardedListAndWatch, filters on the server instead.
+// it. The filter looks at keys only and runs before anything else: values
+// of other slices are never transformed nor decoded, and their deletions
+// need no read of the previous value. So memory (the cache, the queue),
+// decoding and handler load scale with 1/N of the replicas; network
+// traffic, etcd's work and the client's protobuf decoding of the responses
+// do not (every key-value is still sent to every replica). The Kubernetes
+// apiserver, with ShardedListAndWatch, filters on the server instead.
 //
 // # Slice changes
 //
@@ -111,9 +115,10 @@ func (s *Sharded[T]) InSlice(key string) bool {
 	return s.cache.Shards.Contains(s.slices.Hash(key))
 }
 
-// Counts returns the number of objects this source received from etcd
-// (listed or watched, bookmarks excluded) and how many of them it passed on:
-// with N replicas, about 1/N.
+// Counts returns the number of key-values this source received from etcd
+// (listed, or watch events; bookmarks excluded), all of which its filter
+// examined, and how many objects it passed on (listed, or Added, Modified
+// and Deleted events): with N replicas, about 1/N.
 func (s *Sharded[T]) Counts() (received, delivered uint64) {
 	return s.received.Load(), s.delivered.Load()
 }
@@ -150,20 +155,11 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd sharded source: slice changed during the list: %w", informer.ErrExpired)
 	}
 	s.mu.Unlock()
-	page, err := s.src.List(ctx, opts)
+	page, err := s.src.list(ctx, opts, s.keyFilter(sl))
 	if err != nil {
 		return page, err
 	}
-	s.received.Add(uint64(len(page.Items)))
-	kept := page.Items[:0]
-	for _, o := range page.Items {
-		if sl.Shards.Contains(s.slices.Hash(o.Key)) {
-			kept = append(kept, o)
-		}
-	}
-	clear(page.Items[len(kept):])
-	page.Items = kept
-	s.delivered.Add(uint64(len(kept)))
+	s.delivered.Add(uint64(len(page.Items)))
 	return page, nil
 }
 
@@ -188,16 +184,25 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 		return nil, fmt.Errorf("etcd sharded source: slice changed since the list: %w", informer.ErrExpired)
 	}
 	s.mu.Unlock()
-	inner, err := s.src.Watch(ctx, opts)
+	inner, err := s.src.watchKeys(ctx, opts, s.keyFilter(sl))
 	if err != nil {
 		return nil, err
 	}
 	w := &shardedWatch[T]{out: make(chan informer.Event[*Object[T]]), stop: make(chan struct{})}
-	go w.run(ctx, s, inner, sl, changed)
+	go w.run(ctx, s, inner, sl.Gen, changed)
 	return w, nil
 }
 
-// shardedWatch filters an underlying watch.
+// keyFilter returns the filter of slice sl, for the underlying source: it
+// counts every key it is asked about as received.
+func (s *Sharded[T]) keyFilter(sl shard.Slice) keyFilter {
+	return func(key string) bool {
+		s.received.Add(1)
+		return sl.Shards.Contains(s.slices.Hash(key))
+	}
+}
+
+// shardedWatch forwards an underlying watch until the slice changes.
 type shardedWatch[T any] struct {
 	out  chan informer.Event[*Object[T]]
 	stop chan struct{}
@@ -211,7 +216,7 @@ func (w *shardedWatch[T]) Stop() { w.once.Do(func() { close(w.stop) }) }
 // run forwards the events of the slice until the underlying watch ends,
 // Stop, ctx is done, or a slice change (then an ErrExpired Error event). It stops the
 // underlying watch and closes out when it returns.
-func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], sl shard.Slice, changed <-chan struct{}) {
+func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], gen uint64, changed <-chan struct{}) {
 	defer close(w.out)
 	defer inner.Stop()
 	send := func(ev informer.Event[*Object[T]]) bool {
@@ -232,7 +237,7 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			return
 		case <-changed:
 			send(informer.Event[*Object[T]]{Type: informer.EventError,
-				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w", sl.Gen, informer.ErrExpired)})
+				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w", gen, informer.ErrExpired)})
 			return
 		case ev, ok := <-inner.Events():
 			if !ok {
@@ -240,10 +245,6 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			}
 			switch ev.Type {
 			case informer.EventAdded, informer.EventModified, informer.EventDeleted:
-				s.received.Add(1)
-				if !sl.Shards.Contains(s.slices.Hash(ev.Object.Key)) {
-					continue
-				}
 				s.delivered.Add(1)
 			}
 			if !send(ev) {

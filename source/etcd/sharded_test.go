@@ -112,6 +112,7 @@ func (o *ownership) check(t *testing.T) {
 type shardReplica struct {
 	name     string
 	client   *clientv3.Client
+	member   *etcd.Membership
 	owner    *shard.Owner
 	src      *etcd.Sharded[obj]
 	inf      *informer.SharedInformer[string, *etcd.Object[obj]]
@@ -133,9 +134,17 @@ func startShardReplica(t *testing.T, name, members, data string, rec *ownership)
 	t.Helper()
 	c, err := srv.Client()
 	require.NoError(t, err)
+	return startShardReplicaWith(t, c, shardTTL, name, members, data, rec)
+}
+
+// startShardReplicaWith is startShardReplica with client c (closed by stop)
+// and lease TTL ttl.
+func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, name, members, data string, rec *ownership) *shardReplica {
+	t.Helper()
 	r := &shardReplica{name: name, client: c}
-	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: shardTTL, Logger: quiet()})
+	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: ttl, Logger: quiet()})
 	require.NoError(t, err)
+	r.member = m
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{Membership: m, OnChange: rec.onChange(name), RetryInterval: 100 * time.Millisecond, Logger: quiet()})
 	require.NoError(t, err)
 	base, err := etcd.New(etcd.Options[obj]{Client: c, Prefix: data, StripPrefix: true, Logger: quiet()})
@@ -411,7 +420,7 @@ func TestShardedEtcd(t *testing.T) {
 		received += rc
 		delivered += dl
 	}
-	t.Logf("client-side filter: %d objects received, %d passed on (%.0f%%)", received, delivered, 100*float64(delivered)/float64(received))
+	t.Logf("client-side filter: %d key-values received, %d objects passed on (%.0f%%)", received, delivered, 100*float64(delivered)/float64(received))
 
 	require.True(t, killed.owner.Held().Empty(), "a replica cut off from etcd holds nothing once its lease's validity ended")
 	stopSampling()

@@ -32,6 +32,13 @@ const streamKey = "ginformer-watch"
 // Possible errors (returned): [informer.ErrInvalidOptions] for a bad version;
 // with SendInitialEvents, those of [Source.List].
 func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
+	return s.watchKeys(ctx, opts, nil)
+}
+
+// watchKeys is Watch keeping only the keys keep accepts (nil: all): the
+// events of other keys are dropped before anything is decoded or read for
+// them, in the streaming list as in the watch.
+func (s *Source[T]) watchKeys(ctx context.Context, opts informer.WatchOptions, keep keyFilter) (informer.Watcher[*Object[T]], error) {
 	var rev int64
 	if opts.Version != "" || !opts.SendInitialEvents {
 		r, err := parseRev(opts.Version)
@@ -44,7 +51,7 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 	ow, remove := s.addWatch() // open now, for RequestProgress
 	go func() {
 		defer remove()
-		s.run(w, ow, rev, opts)
+		s.run(w, ow, rev, opts, keep)
 	}()
 	return w, nil
 }
@@ -52,7 +59,7 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 // run is the goroutine of one watch: the initial events of a streaming
 // list, if asked, then the etcd watch from rev+1, both on the watch's own
 // connection (see watchconn.go).
-func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64, opts informer.WatchOptions) {
+func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64, opts informer.WatchOptions, keep keyFilter) {
 	defer w.Close()
 	ctx := w.Context()
 	if opts.Timeout > 0 {
@@ -64,11 +71,11 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 	defer conn.close()
 	if opts.SendInitialEvents {
 		var ok bool
-		if rev, ok = s.sendInitial(ctx, w, conn, rev); !ok {
+		if rev, ok = s.sendInitial(ctx, w, conn, rev, keep); !ok {
 			return
 		}
 	}
-	err := s.watch(ctx, w, ow, conn, rev)
+	err := s.watch(ctx, w, ow, conn, rev, keep)
 	switch {
 	case err == nil, w.Context().Err() != nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
@@ -80,7 +87,7 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 
 // watch streams etcd's changes after rev into w, on conn, until ctx is done
 // (nil) or the watch fails (the error to send). It closes conn.
-func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, rev int64) error {
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, rev int64, keep keyFilter) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends etcd's watch, closing its channel
 	md := metadata.Pairs(streamKey, strconv.FormatUint(s.watchSeq.Add(1), 10))
@@ -182,6 +189,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 			for len(evs) > 0 && evs[0].Kv.ModRevision <= rev {
 				evs = evs[1:] // already seen by the consumer (see above)
 			}
+			evs = s.keepEvents(keep, evs)
 			var err error
 			if outs, err = s.convertAll(ctx, conn.kv(s.opts.Client), evs, outs); err != nil {
 				return err

@@ -49,6 +49,14 @@
 // back to paged lists; a server that ignores it never sends the marker, and
 // the reflector's StreamingListTimeout does the same.
 //
+// # Sharding
+//
+// [Sharded] serves a replica's slice of a resource (package shard): it sends
+// the slice as a ShardSelector, which an apiserver with the
+// ShardedListAndWatch gate applies, and filters by the same hash on the
+// client whatever the server did; [Sharded.Mode] says which side filters.
+// The slice comes from a shard.Owner or from [StaticSlices] ([Split]).
+//
 // # Keys and indexes
 //
 // [Key] names objects by namespace and name without allocating.

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if benchEnv != nil {
 		benchEnv.Stop()
 	}
+	if gatedEnv != nil {
+		gatedEnv.Stop()
+	}
 	if code == 0 {
 		if err := goleak.Find(leakOptions()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

@@ -131,10 +131,18 @@ func NewMetadata(ri metadata.ResourceInterface, opts Options) (*Source[*metav1.P
 // [informer.ErrInternal], [informer.ErrInvalidOptions] (a version missing
 // for NotOlderThan or Exact), and other API errors (403, 404) unwrapped.
 func (s *Source[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[T], error) {
+	page, _, err := s.listPage(ctx, opts, "")
+	return page, err
+}
+
+// listPage is [Source.List] with a ShardSelector (none if ""), returning the
+// list's metadata too (for [Sharded], which reads its shardInfo).
+func (s *Source[T]) listPage(ctx context.Context, opts informer.ListOptions, shardSelector string) (informer.ListPage[T], metav1.ListInterface, error) {
 	lo := metav1.ListOptions{
 		LabelSelector: s.opts.LabelSelector,
 		FieldSelector: s.opts.FieldSelector,
 		Limit:         int64(max(opts.Limit, 0)),
+		ShardSelector: shardSelector,
 	}
 	switch {
 	case opts.Continue != "":
@@ -143,17 +151,17 @@ func (s *Source[T]) List(ctx context.Context, opts informer.ListOptions) (inform
 	case opts.Mode == informer.ReadAny:
 		lo.ResourceVersion = "0"
 	case opts.Version == "":
-		return informer.ListPage[T]{}, fmt.Errorf("k8s: list %v without a version: %w", opts.Mode, informer.ErrInvalidOptions)
+		return informer.ListPage[T]{}, nil, fmt.Errorf("k8s: list %v without a version: %w", opts.Mode, informer.ErrInvalidOptions)
 	case opts.Mode == informer.ReadNotOlderThan:
 		lo.ResourceVersion, lo.ResourceVersionMatch = opts.Version, metav1.ResourceVersionMatchNotOlderThan
 	case opts.Mode == informer.ReadExact:
 		lo.ResourceVersion, lo.ResourceVersionMatch = opts.Version, metav1.ResourceVersionMatchExact
 	default:
-		return informer.ListPage[T]{}, fmt.Errorf("k8s: list: unknown mode %v: %w", opts.Mode, informer.ErrInvalidOptions)
+		return informer.ListPage[T]{}, nil, fmt.Errorf("k8s: list: unknown mode %v: %w", opts.Mode, informer.ErrInvalidOptions)
 	}
 	items, meta, err := s.list(ctx, lo)
 	if err != nil {
-		return informer.ListPage[T]{}, classify("k8s: list", err)
+		return informer.ListPage[T]{}, nil, classify("k8s: list", err)
 	}
-	return informer.ListPage[T]{Items: items, Version: meta.GetResourceVersion(), Continue: meta.GetContinue()}, nil
+	return informer.ListPage[T]{Items: items, Version: meta.GetResourceVersion(), Continue: meta.GetContinue()}, meta, nil
 }

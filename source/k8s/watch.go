@@ -37,7 +37,13 @@ import (
 // [informer.ErrInvalidOptions] (no version without SendInitialEvents, a
 // malformed version refused by the server), other API errors.
 func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
+	return s.openWatch(ctx, opts, "")
+}
+
+// openWatch is [Source.Watch] with a ShardSelector (none if "").
+func (s *Source[T]) openWatch(ctx context.Context, opts informer.WatchOptions, shardSelector string) (informer.Watcher[T], error) {
 	lo := metav1.ListOptions{
+		ShardSelector:       shardSelector,
 		LabelSelector:       s.opts.LabelSelector,
 		FieldSelector:       s.opts.FieldSelector,
 		ResourceVersion:     opts.Version,

@@ -8,8 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,7 +39,16 @@ type Config struct {
 	// APIServerArgs are extra kube-apiserver flags, name → values
 	// ("watch-cache-sizes" → {"configmaps#0"}).
 	APIServerArgs map[string][]string
+	// FeatureGates are kube-apiserver feature gates to set, name → on
+	// ({"ShardedListAndWatch": true}), passed as --feature-gates after any
+	// given in APIServerArgs. Zero: the server's defaults.
+	FeatureGates map[string]bool
 }
+
+// ShardedListAndWatch is the kube-apiserver feature gate of server-side
+// sharded lists and watches (KEP-5866, alpha since v1.36, off by default):
+// Config{FeatureGates: map[string]bool{k8stest.ShardedListAndWatch: true}}.
+const ShardedListAndWatch = "ShardedListAndWatch"
 
 // Env is a running control plane. Use [Start]; Stop it when done.
 type Env struct {
@@ -72,6 +85,13 @@ func Start(cfg Config) (*Env, error) {
 	}
 	for name, vals := range cfg.APIServerArgs {
 		api.Configure().Set(name, vals...)
+	}
+	if len(cfg.FeatureGates) > 0 {
+		gates := slices.Clone(cfg.APIServerArgs["feature-gates"])
+		for _, name := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
+			gates = append(gates, name+"="+strconv.FormatBool(cfg.FeatureGates[name]))
+		}
+		api.Configure().Set("feature-gates", strings.Join(gates, ","))
 	}
 	rc, err := env.Start()
 	if err != nil {

@@ -45,7 +45,10 @@ type bucket[K comparable, T any] struct {
 	value   string
 	one     *entry[K, T]
 	members map[*entry[K, T]]struct{}
-	ord     int // index ordinal in the index set
+	ord     int32 // index ordinal in the index set
+	// pending counts, while applyFresh fills a new state, the members the
+	// bucket is about to receive, to size members once; zero otherwise.
+	pending int32
 }
 
 // size returns the number of members.
@@ -121,7 +124,7 @@ func (st *state[K, T]) bucketFor(ord int, v string) *bucket[K, T] {
 	idx := st.indexes[ord]
 	b := idx[v]
 	if b == nil {
-		b = &bucket[K, T]{value: v, ord: ord}
+		b = &bucket[K, T]{value: v, ord: int32(ord)}
 		idx[v] = b
 	}
 	return b
@@ -179,7 +182,7 @@ func (st *state[K, T]) apply(w *write[K, T]) {
 // group returns the part of refs, starting at from, that belongs to index ord.
 func group[K comparable, T any](refs []*bucket[K, T], from, ord int) []*bucket[K, T] {
 	end := from
-	for end < len(refs) && refs[end].ord == ord {
+	for end < len(refs) && int(refs[end].ord) == ord {
 		end++
 	}
 	return refs[from:end]

@@ -10,6 +10,15 @@ import "iter"
 // [Indexer] for the exact guarantee. An iterator returned with an error
 // (such as [ErrIndexNotFound]) is never nil: it yields nothing, so ranging
 // over it is safe. Safe for concurrent use.
+//
+// Every read (Get, List, each chunk of an iterator) sees each write whole.
+// A SharedInformer commits a batch of watch events in chunks of a few dozen
+// keys and releases the lock between them, so a read waits for at most one
+// chunk and may see a batch partly applied (an earlier part of it: events
+// are applied in queue order). Handlers are notified of a batch only once
+// it is wholly applied, and [SharedInformer.WaitForVersion] returns only
+// then. A relist is applied at once: no read sees a mix of the old list and
+// the new one.
 type Lister[K comparable, T any] interface {
 	// Get returns the object stored under key.
 	Get(key K) (T, bool)

@@ -15,9 +15,11 @@ import (
 //
 // It pops batches of keys off the DeltaFIFO. For each batch it first
 // prepares the cache writes (running key and index functions, no lock held),
-// then, holding inf.mu, commits every write to the Indexer and queues the
-// resulting notifications to every handler, and releases inf.mu. Handlers
-// run on their own goroutines. Because notifications are derived from the
+// then, holding inf.mu, commits every write to the Indexer (in chunks of a
+// few dozen writes, releasing the Indexer's lock between them so that a
+// reader waits for one chunk at most; a batch carrying a relist under one
+// lock, see relistBatch) and queues the resulting notifications to every
+// handler, and releases inf.mu. Handlers run on their own goroutines. Because notifications are derived from the
 // state each key had in the cache just before the commit, every handler sees
 // a consistent sequence per key, and a handler registered between two
 // batches (AddHandler also takes inf.mu) sees neither a gap nor a duplicate.
@@ -133,14 +135,21 @@ func (p *batchProcessor[K, T]) wakeHandlers() {
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T], direct bool) {
 	start := time.Now()
 	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
-	for _, it := range batch {
+	pre := inf.indexer.prepareItems(batch) // nil unless a large batch (a list)
+	for i, it := range batch {
 		ds := it.Deltas
 		if len(ds) == 0 {
 			continue
 		}
 		w := write[K, T]{key: it.Key, del: true}
 		if last := ds[len(ds)-1]; last.Type != Deleted {
-			if err := inf.indexer.prepareKeyed(&w, last.Object); err != nil {
+			var err error
+			if pre != nil {
+				w, err = pre.take(i)
+			} else {
+				err = inf.indexer.prepareKeyed(&w, last.Object)
+			}
+			if err != nil {
 				// The newest state cannot be cached: report it, and keep
 				// the newest earlier state that can (a deletion always
 				// can, so none is ever lost). With none, the key is left
@@ -161,7 +170,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	p.refused = p.refused[:0]
 	inf.mu.Lock()
 	for {
-		defs := inf.indexer.tryCommit(p.writes)
+		defs := inf.indexer.tryCommit(p.writes, relistBatch(batch))
 		if defs == nil {
 			break
 		}

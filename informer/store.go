@@ -59,9 +59,20 @@ type Indexer[K comparable, T any] struct {
 	// pool recycles *scratch[K, T] buffers of prepared index values.
 	pool sync.Pool
 
-	// writers counts writers waiting for mu; iterators yield the CPU
-	// between chunks while it is non-zero (see rlock).
+	// writers counts writers waiting for mu; readers yield the CPU before
+	// taking the read lock while it is non-zero (see rlock).
 	writers atomic.Int32
+
+	// wmu serializes the operations that must not run between the chunks
+	// of a batch commit (see tryCommit): chunked batches, Replace and
+	// AddIndexes. It is taken before mu, never while holding mu. Single
+	// writes do not take it.
+	wmu sync.Mutex
+
+	// chunkHook, if set (tests only), is called by tryCommit between two
+	// chunks of a batch, with mu released, with the number of writes
+	// applied so far.
+	chunkHook func(applied int)
 
 	// mu guards st, every entry and bucket reachable from it, and
 	// rebuilding.
@@ -188,6 +199,8 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 		_, err := s.key(*new(T))
 		return err
 	}
+	s.wmu.Lock() // not between the chunks of a batch commit
+	defer s.wmu.Unlock()
 	s.lock()
 	for s.rebuilding != nil {
 		ch := s.rebuilding
@@ -261,16 +274,9 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	return nil
 }
 
-// lock takes the write lock, announcing the writer to iterators (rlock).
-func (s *Indexer[K, T]) lock() {
-	s.writers.Add(1)
-	s.mu.Lock()
-	s.writers.Add(-1)
-}
-
 // Get returns the object stored under key; ok is false if there is none.
 func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
-	s.mu.RLock()
+	s.rlock()
 	sl := s.st.entries[key]
 	obj, ok = sl.obj, sl.e != nil
 	s.mu.RUnlock()
@@ -279,7 +285,7 @@ func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
 
 // Len returns the number of stored objects.
 func (s *Indexer[K, T]) Len() int {
-	s.mu.RLock()
+	s.rlock()
 	n := len(s.st.entries)
 	s.mu.RUnlock()
 	return n
@@ -289,7 +295,7 @@ func (s *Indexer[K, T]) Len() int {
 // taken under one read lock (so it holds writers off for the whole copy;
 // prefer [Indexer.All] for large stores). The order is not specified.
 func (s *Indexer[K, T]) List() []T {
-	s.mu.RLock()
+	s.rlock()
 	out := make([]T, 0, len(s.st.entries))
 	for _, sl := range s.st.entries {
 		out = append(out, sl.obj)

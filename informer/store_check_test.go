@@ -142,7 +142,7 @@ func checkInternals(tb testing.TB, s *Indexer[NamespacedKey, *testPod]) {
 	members := 0
 	for ord, idx := range s.st.indexes {
 		for v, b := range idx {
-			if b.value != v || b.ord != ord {
+			if b.value != v || int(b.ord) != ord {
 				tb.Fatalf("bucket %q/%d filed under %q/%d", b.value, b.ord, v, ord)
 			}
 			if b.size() == 0 {

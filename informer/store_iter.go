@@ -1,9 +1,6 @@
 package informer
 
-import (
-	"iter"
-	"runtime"
-)
+import "iter"
 
 // Iteration over an [Indexer] in chunks.
 //
@@ -18,22 +15,6 @@ import (
 
 // chunkSize is the number of entries copied per read-lock hold.
 const chunkSize = 64
-
-// rlock takes the read lock for one chunk. If a writer is waiting for the
-// lock, the reader first lets other goroutines run (runtime.Gosched) instead
-// of blocking in RLock. Without this, a sync.RWMutex hands the read lock, at
-// the writer's Unlock, to every reader that blocked meanwhile, runnable or
-// not; the writer's next Lock then waits until each of them has been
-// scheduled and has copied a chunk. With 10 busy readers on 2 CPUs that made
-// a write cost about 10 chunk copies plus 10 goroutine wake-ups (about 50k
-// writes/s instead of 200k-400k in BenchmarkIndexerWritesWithListers). When
-// no writer waits, the cost is one atomic load per chunk.
-func (s *Indexer[K, T]) rlock() {
-	if s.writers.Load() != 0 {
-		runtime.Gosched()
-	}
-	s.mu.RLock()
-}
 
 // kv is one copied entry.
 type kv[K comparable, T any] struct {

@@ -15,15 +15,20 @@ import (
 //     write: the key and the index values (deduplicated, grouped by index, in
 //     a scratch buffer reused through a sync.Pool). Any error refuses the
 //     write; nothing has been touched.
-//  2. commit (one write lock for the whole batch): wait while AddIndexes is
-//     rebuilding, re-prepare writes computed against an older index set, and
-//     apply each write with state.apply, which only compares the new values
-//     with the buckets cached in the entry.
+//  2. commit: wait while AddIndexes is rebuilding, re-prepare writes
+//     computed against an older index set, and apply each write with
+//     state.apply, which only compares the new values with the buckets
+//     cached in the entry. A batch of more than commitChunk writes is applied
+//     in chunks of commitChunk, releasing the write lock between chunks, so
+//     that a reader waits for at most one chunk, never for a whole batch
+//     (see commitChunk); a batch that must be atomic (a relist) is applied
+//     under one lock.
 //
 // The shared informer uses the unexported batch methods directly: it
-// prepares a batch of deltas with prepare, applies them atomically for
-// readers with commit (which also reports each key's previous object), and
-// applies a relist with buildState and commitState.
+// prepares a batch of deltas with prepareKeyed and applies them with
+// tryCommit (which also reports each key's previous object); a batch that
+// carries a relist is applied atomically. Replace applies a whole new state
+// with buildState and commitState (one pointer swap).
 
 // indexDefs is an immutable index set. AddIndexes replaces it (under mu);
 // its pointer identity serves as the index-set generation.
@@ -57,12 +62,6 @@ const (
 	scratchIndexes = 4
 )
 
-func newScratch[K comparable, T any]() *scratch[K, T] {
-	sc := new(scratch[K, T])
-	sc.vals, sc.ends = sc.valsBuf[:0], sc.endsBuf[:0]
-	return sc
-}
-
 // reset empties sc, dropping references to strings and buckets.
 func (sc *scratch[K, T]) reset() {
 	clear(sc.vals)
@@ -86,11 +85,24 @@ type write[K comparable, T any] struct {
 	failed bool // refused by reprepare: tryCommit skips it
 }
 
+// scratchSlab is how many scratches getScratch allocates at once when the
+// pool is empty: a large batch (a first list) takes one per write, and one
+// allocation of a slab costs far less than as many single allocations.
+const scratchSlab = 32
+
 func (s *Indexer[K, T]) getScratch() *scratch[K, T] {
 	if sc, ok := s.pool.Get().(*scratch[K, T]); ok {
 		return sc
 	}
-	return newScratch[K, T]()
+	slab := make([]scratch[K, T], scratchSlab)
+	for i := range slab {
+		sc := &slab[i]
+		sc.vals, sc.ends = sc.valsBuf[:0], sc.endsBuf[:0]
+		if i > 0 {
+			s.pool.Put(sc)
+		}
+	}
+	return &slab[0]
 }
 
 func (s *Indexer[K, T]) putScratch(sc *scratch[K, T]) {
@@ -193,16 +205,32 @@ func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], ke
 // presizeMin is the batch size from which commit presizes an empty store.
 const presizeMin = 1024
 
-// commit applies ws atomically for readers: under one write lock, in order.
-// Writes prepared against an index set that AddIndexes has since replaced
-// are re-prepared (outside the lock) first; if that fails, nothing is
-// applied and the error is returned. While AddIndexes is rebuilding, commit
-// waits for it on a channel, not on the lock. On return every write holds in
-// old/hadOld the object its key had just before it. commit does not release
-// the scratch buffers of ws; the caller does (release).
+// commitChunk is the most writes a non-atomic batch applies under one hold
+// of the write lock, so a reader that arrives during a batch waits for the
+// chunk in progress only, not for up to BatchSize writes (about 1 µs each
+// for a full pod with three indexes at 100k objects). The writer pays one
+// Unlock/Lock per chunk.
+//
+// Measured with bench's "Read under writes" rows (batches reach 1000 keys)
+// on a 2-core machine shared with other jobs, one run each: chunks of 32,
+// 128, 256 and whole batches gave query p99 within the run-to-run noise of
+// each other (5-50 µs, below client-go's 40-60 µs) and writes/s 3-18x
+// client-go's. With busy readers outnumbering the cores, a query that blocks
+// on the lock waits mostly for the scheduler (a parked goroutine queues
+// behind running ones), not for the chunk; smaller chunks bound the lock
+// hold itself.
+const commitChunk = 32
+
+// commit applies ws in order, in chunks of at most commitChunk writes (see
+// tryCommit). Writes prepared against an index set that AddIndexes has since
+// replaced are re-prepared (outside the lock) first; if that fails, nothing
+// is applied and the error is returned. While AddIndexes is rebuilding,
+// commit waits for it on a channel, not on the lock. On return every write
+// holds in old/hadOld the object its key had just before it. commit does not
+// release the scratch buffers of ws; the caller does (release).
 func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 	for {
-		defs := s.tryCommit(ws)
+		defs := s.tryCommit(ws, false)
 		if defs == nil {
 			return nil
 		}
@@ -218,7 +246,25 @@ func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 // an index set that AddIndexes has since replaced, applies nothing and
 // returns that index set: the caller releases its lock, calls reprepare,
 // and tries again. While AddIndexes is rebuilding it waits on a channel.
-func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
+//
+// With atomic set, or with at most commitChunk writes, the whole batch is
+// applied under one write lock: readers see none of it or all of it (the
+// informer commits a relist so). Otherwise the batch is applied in chunks of
+// commitChunk writes, releasing the write lock between chunks: a reader
+// waits for at most one chunk, and may see the batch partly applied (a
+// prefix of it, in order; each read is still consistent, as every write is
+// applied whole under the lock). No Replace, AddIndexes or other batch runs
+// between the chunks of a batch (they all take wmu); single writes from
+// other goroutines may.
+func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
+	chunk := len(ws)
+	if !atomic && len(ws) > commitChunk {
+		chunk = commitChunk
+		// With wmu held, AddIndexes cannot run, so the index set cannot
+		// change between the chunks.
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+	}
 	for {
 		s.lock()
 		if ch := s.rebuilding; ch != nil {
@@ -233,6 +279,10 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
 				return defs
 			}
 		}
+		if len(s.st.entries) == 0 && chunk >= freshMin && s.st.applyFresh(ws, len(defs.list)) {
+			s.mu.Unlock()
+			return nil
+		}
 		if len(s.st.entries) == 0 && len(ws) > presizeMin {
 			// A first list into an empty store: size the map once instead
 			// of growing it through every doubling (rehashing is the
@@ -240,6 +290,13 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
 			s.st.entries = make(map[K]slot[K, T], len(ws))
 		}
 		for i := range ws {
+			if i > 0 && i%chunk == 0 {
+				s.mu.Unlock()
+				if s.chunkHook != nil {
+					s.chunkHook(i)
+				}
+				s.lock()
+			}
 			if !ws[i].failed {
 				s.st.apply(&ws[i])
 			}
@@ -247,6 +304,21 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T]) *indexDefs[T] {
 		s.mu.Unlock()
 		return nil
 	}
+}
+
+// relistBatch reports whether a batch popped from the DeltaFIFO carries (part
+// of) a relist: a Replaced delta, or a deletion the relist inferred. The
+// informer commits such a batch atomically, so that readers see the old list
+// or the new one, never a mix.
+func relistBatch[K comparable, T any](batch []Item[K, T]) bool {
+	for _, it := range batch {
+		for _, d := range it.Deltas {
+			if d.Type == Replaced || d.FinalStateUnknown {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reprepare recomputes, without any lock, the index values of the upserts
@@ -273,14 +345,39 @@ func (s *Indexer[K, T]) upsert(obj T) error {
 	if err := s.prepareUpsert(&ws[0], obj); err != nil {
 		return err
 	}
-	return s.commit(ws[:])
+	return s.commitOne(&ws[0])
 }
 
 // deleteKey deletes key and returns what was stored under it.
 func (s *Indexer[K, T]) deleteKey(key K) (T, bool) {
-	ws := [1]write[K, T]{{key: key, del: true}}
-	_ = s.commit(ws[:]) // deletes need no values: commit cannot fail
-	return ws[0].old, ws[0].hadOld
+	w := write[K, T]{key: key, del: true}
+	_ = s.commitOne(&w) // deletes need no values: commit cannot fail
+	return w.old, w.hadOld
+}
+
+// commitOne is commit for a single write. It is separate from tryCommit so
+// that a single write stays on its caller's stack: tryCommit hands its
+// batch to a second goroutine (applyFresh), which makes it escape.
+func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
+	for {
+		s.lock()
+		if ch := s.rebuilding; ch != nil {
+			s.mu.Unlock()
+			<-ch
+			continue
+		}
+		defs := s.defs.Load()
+		if !w.del && w.defs != defs {
+			s.mu.Unlock()
+			if err := s.values(w, defs); err != nil {
+				return err
+			}
+			continue
+		}
+		s.st.apply(w)
+		s.mu.Unlock()
+		return nil
+	}
 }
 
 // buildState prepares a whole new state holding objs (a later duplicate key
@@ -311,6 +408,8 @@ func (s *Indexer[K, T]) buildState(objs []T) (state[K, T], *indexDefs[T], error)
 // st was built, it is rebuilt from objs. While AddIndexes is rebuilding,
 // commitState waits for it.
 func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T) (state[K, T], error) {
+	s.wmu.Lock() // not between the chunks of a batch
+	defer s.wmu.Unlock()
 	for {
 		s.lock()
 		if ch := s.rebuilding; ch != nil {

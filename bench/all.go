@@ -15,7 +15,7 @@ func All(cfg Config) []Builder {
 		queryWorkloads,
 		one(listersWorkload),
 		one(memoryWorkload),
-		one(readWriteWorkload),
+		readWriteWorkloads,
 		one(func(c Config) Workload { return syncWorkload(c, c.n(10_000, 10_000), Full) }),
 		one(func(c Config) Workload { return syncWorkload(c, c.n(100_000, 100_000), Full) }),
 	}

@@ -25,12 +25,29 @@ import (
 // while the informer applies events; writes/s counts events until the
 // handler (one, working) has received all of them, so both sides are
 // measured to the point where the cache holds every write.
-func readWriteWorkload(cfg Config) Workload {
+//
+// Two variants share the pods: readers that query back to back, and busy
+// readers that spend 40 µs of CPU between queries (a controller doing
+// work with what it read). With busy readers the 8 readers and the writer
+// oversubscribe the 2 cores, so a reader that blocks on the store's lock
+// is parked and waits for the scheduler to run it again.
+func readWriteWorkloads(cfg Config) []Workload {
+	var d rwPods
+	return []Workload{readWriteWorkload(cfg, &d, 0), readWriteWorkload(cfg, &d, 40*time.Microsecond)}
+}
+
+// rwPods are the read-under-writes workloads' pods, built once for both.
+type rwPods struct{ tmpl, ps []*corev1.Pod }
+
+func readWriteWorkload(cfg Config, d *rwPods, work time.Duration) Workload {
 	n := cfg.n(100_000, 100_000)
 	dur := cfg.window()
 	const readers = 8
-	name := fmt.Sprintf("%d readers ByIndex(node) (~%d matches) + 1 writer at full rate, N=%s (%s)", readers, podsPerNode, kfmt(n), ShapeDesc(Full))
-	var tmpl, ps []*corev1.Pod
+	what := fmt.Sprintf("%d readers ByIndex(node) (~%d matches)", readers, podsPerNode)
+	if work > 0 {
+		what += fmt.Sprintf(" spending %v of CPU between queries", work)
+	}
+	name := fmt.Sprintf("%s + 1 writer at full rate, N=%s (%s)", what, kfmt(n), ShapeDesc(Full))
 	return Workload{
 		Metrics: []Metric{
 			{Group: "Read under writes", Name: "query p50, " + name, Unit: "µs"},
@@ -40,10 +57,11 @@ func readWriteWorkload(cfg Config) Workload {
 			{Group: "Read under writes", Name: "writes/s applied, " + name, Unit: "writes/s", HigherBetter: true, Target: Target{Better, 3}, Chart: true},
 		},
 		Run: func(s Side) []float64 {
-			if tmpl == nil {
-				tmpl = NewPods(Full, n, 1)
-				ps = spreadPool(min(n, 10_000), n)
+			if d.tmpl == nil {
+				d.tmpl = NewPods(Full, n, 1)
+				d.ps = spreadPool(min(n, 10_000), n)
 			}
+			tmpl, ps := d.tmpl, d.ps
 			h := newHarness(s, harnessOptions{handlers: 1, nodeIndex: true})
 			h.setList(tmpl, "1")
 			h.start()
@@ -73,6 +91,8 @@ func readWriteWorkload(cfg Config) Workload {
 						}
 						hist.add(since() - t0)
 						counts[r]++
+						for w, e := int64(work), since(); w > 0 && since()-e < w; {
+						}
 					}
 				})
 			}

@@ -60,7 +60,7 @@ type Indexer[K comparable, T any] struct {
 	pool sync.Pool
 
 	// writers counts writers waiting for mu; readers yield the CPU before
-	// taking the read lock while it is non-zero (see rlock).
+	// taking the read lock while it is non-zero (see rlockAgain).
 	writers atomic.Int32
 
 	// wmu serializes the operations that must not run between the chunks

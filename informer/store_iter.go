@@ -39,7 +39,7 @@ func (s *Indexer[K, T]) rangeEntries(yield func(K, T) bool) {
 			return
 		}
 		n = 0
-		s.rlock()
+		s.rlockAgain()
 	}
 	s.mu.RUnlock()
 	yieldChunk(buf[:n], yield)
@@ -65,7 +65,7 @@ func (s *Indexer[K, T]) rangeKeys(yield func(K) bool) {
 		}
 		clear(buf[:])
 		n = 0
-		s.rlock()
+		s.rlockAgain()
 	}
 	s.mu.RUnlock()
 	for i := range n {
@@ -122,7 +122,7 @@ func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool
 			return
 		}
 		n = 0
-		s.rlock()
+		s.rlockAgain()
 	}
 	s.mu.RUnlock()
 	yieldChunk(buf[:n], yield)
@@ -240,7 +240,7 @@ func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
 			}
 		}
 		n = 0
-		s.rlock()
+		s.rlockAgain()
 	}
 	s.mu.RUnlock()
 	for i := range n {

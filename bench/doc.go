@@ -98,7 +98,8 @@ var missNotes = map[string]string{
 		"the scheduler to run it again, behind goroutines with time slices of up to 10 ms: whether the p99 is µs or " +
 		"ms depends on whether more than 1% of queries arrive while the write lock is held. ginformer's writer applies " +
 		"10-30× more writes per second than client-go's and holds the lock for a much larger share of the time, so " +
-		"its p99 there is about 1-2 ms against client-go's 45 µs (across runs the same build gave 74 µs to 2.6 ms). " +
+		"its p99 sits at that knee: the 5-run median here is below client-go's, but single -quick runs of the same " +
+		"build gave 74 µs to 2.6 ms (client-go 42-58 µs); the p99.9 (tens of ms on both sides) is the scheduler's. " +
 		"Smaller chunks (8) make more queries block, larger ones (128, whole batches) make each block longer; 32 was " +
 		"best of those measured. What removes it is reads that take no lock (an immutable snapshot behind an atomic " +
 		"pointer, as cilium/statedb does); a persistent-trie Indexer tried for this made writes 5-13× slower, so it " +

@@ -84,10 +84,13 @@ var missNotes = map[string]string{
 	"Informer sync": "Both syncs are bound by allocation and GC of the objects: the decoded list is the cache on " +
 		"both sides, and a full pod is ~8 KB in about 45 heap objects that each GC cycle must mark. ginformer does a " +
 		"few allocations per object (3 of them the labels index function's strings) against client-go's ~18 and " +
-		"does not copy list items (client-go's reflector copies each into its own heap object). The peak heap counts " +
-		"the decoded list on both sides (it is what the store keeps), plus GC slack (GOGC=100 lets garbage reach the " +
-		"live size before a cycle), so a 0.5× peak would need client-go to hold twice ginformer's live data. The sync " +
-		"path itself (run the key function once, no queue map for a first list) is issue 12's sync work.",
+		"does not copy list items (client-go's reflector copies each into its own heap object); it runs the key " +
+		"function once per object, passes a first list to the store without the queue's key map, computes a large " +
+		"batch's index values on two goroutines and fills an empty store on two goroutines with buckets created at " +
+		"their final size. The peak heap counts the decoded list on both sides (it is what the store keeps), so the " +
+		"target is checked on the transient row: peak minus what is retained, the heap the informer held or left as " +
+		"garbage beyond the cache. At 10k the sync takes milliseconds and the fixed costs of starting an informer " +
+		"(goroutines, the first watch) are a large part of it.",
 	"Read under writes": "Both informers apply watch events to an Indexer that readers share through a lock. " +
 		"client-go holds the write lock for one object; ginformer commits a batch (up to BatchSize keys: the writer " +
 		"sends faster than the informer applies, so batches reach 1000) in chunks of 32 writes, releasing the lock " +

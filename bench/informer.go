@@ -14,7 +14,9 @@ import (
 // syncWorkload: from Run to HasSynced and to the handler having received
 // every initial add, for n pods of shape sh; peak heap during the sync and
 // the live heap after it, both above the heap measured before the list
-// response was built (so they include the decoded list, as in production).
+// response was built (so they include the decoded list, as in production),
+// and their difference: what the informer held or left as garbage beyond
+// what it keeps (the "transient heap above the decoded list").
 func syncWorkload(cfg Config, n int, sh Shape) Workload {
 	var tmpl []*corev1.Pod
 	name := fmt.Sprintf("N=%s (%s)", kfmt(n), ShapeDesc(sh))
@@ -22,7 +24,8 @@ func syncWorkload(cfg Config, n int, sh Shape) Workload {
 		Metrics: []Metric{
 			{Group: "Informer sync", Name: "time to handler synced, " + name, Unit: "ms", Target: Target{Better, 3}, Chart: true},
 			{Group: "Informer sync", Name: "time to informer HasSynced, " + name, Unit: "ms"},
-			{Group: "Informer sync", Name: "peak heap during sync, " + name, Unit: "MB", Target: Target{RatioAtMost, 0.5}, Chart: true},
+			{Group: "Informer sync", Name: "peak heap during sync, " + name, Unit: "MB", Chart: true},
+			{Group: "Informer sync", Name: "transient heap during sync (peak minus retained: above the decoded list), " + name, Unit: "MB", Target: Target{RatioAtMost, 0.5}},
 			{Group: "Informer sync", Name: "retained heap after sync, " + name, Unit: "B/obj"},
 		},
 		Run: func(s Side) []float64 {
@@ -45,6 +48,7 @@ func syncWorkload(cfg Config, n int, sh Shape) Workload {
 			return []float64{
 				ms(t2), ms(t1),
 				(float64(peak) - float64(base)) / 1e6,
+				(float64(peak) - float64(retained)) / 1e6,
 				(float64(retained) - float64(base)) / float64(n),
 			}
 		},

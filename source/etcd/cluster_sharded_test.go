@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
@@ -84,7 +85,7 @@ func TestShardedClusterLeaderKilled(t *testing.T) {
 	}
 	defer quiesce()
 
-	rec := newOwnership()
+	rec := shardtest.NewOwnership()
 	rs := make([]*shardReplica, 3)
 	for i, m := range c.Members() {
 		cli, err := etcdtest.NewClient(m.ClientURL)
@@ -131,7 +132,7 @@ func TestShardedClusterLeaderKilled(t *testing.T) {
 			for _, r := range rs {
 				for _, k := range sampled {
 					if at := time.Now(); r.owner.Owns(k) {
-						rec.sample(r.name, k, at)
+						sampleOwns(rec, r.name, k, at)
 					}
 				}
 			}
@@ -201,7 +202,7 @@ func TestShardedClusterLeaderKilled(t *testing.T) {
 	for _, r := range rs {
 		r.stop()
 	}
-	rec.check(t)
+	rec.Check(t)
 }
 
 // waitShardOwners waits until each replica holds, and caches the slice of,

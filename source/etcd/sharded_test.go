@@ -17,96 +17,13 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/etcd"
 )
 
-// ownership records, on one clock, when each replica owned each shard (from
-// the owners' OnChange reports) and when a handler saw Owns(key) true.
-type ownership struct {
-	mu        sync.Mutex
-	open      map[string]map[int]time.Time // replica → shard → start
-	intervals map[int][]interval           // shard → closed intervals
-	samples   []sample
-}
-
-type interval struct {
-	replica    string
-	start, end time.Time
-}
-
-type sample struct {
-	replica string
-	key     string
-	at      time.Time
-}
-
-func newOwnership() *ownership {
-	return &ownership{open: map[string]map[int]time.Time{}, intervals: map[int][]interval{}}
-}
-
-func (o *ownership) onChange(replica string) func(shard.OwnershipChange) {
-	return func(c shard.OwnershipChange) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.open[replica] == nil {
-			o.open[replica] = map[int]time.Time{}
-		}
-		for s := range c.Released.All() {
-			if start, ok := o.open[replica][s]; ok {
-				o.intervals[s] = append(o.intervals[s], interval{replica, start, c.At})
-				delete(o.open[replica], s)
-			}
-		}
-		for s := range c.Acquired.All() {
-			o.open[replica][s] = c.At
-		}
-	}
-}
-
-func (o *ownership) sample(replica, key string, at time.Time) {
-	o.mu.Lock()
-	o.samples = append(o.samples, sample{replica, key, at})
-	o.mu.Unlock()
-}
-
-// check: the intervals of different replicas on one shard never overlap,
-// and every handler sample lies in its own replica's interval.
-func (o *ownership) check(t *testing.T) {
-	t.Helper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	all := map[int][]interval{}
-	for s, ivs := range o.intervals {
-		all[s] = slices.Clone(ivs)
-	}
-	now := time.Now()
-	for r, open := range o.open {
-		for s, start := range open {
-			all[s] = append(all[s], interval{r, start, now})
-		}
-	}
-	handoffs := 0
-	for s, ivs := range all {
-		slices.SortFunc(ivs, func(a, b interval) int { return a.start.Compare(b.start) })
-		for i := 1; i < len(ivs); i++ {
-			require.False(t, ivs[i].start.Before(ivs[i-1].end),
-				"shard %d owned by %s until %v and by %s from %v", s, ivs[i-1].replica, ivs[i-1].end.Format(time.StampMicro), ivs[i].replica, ivs[i].start.Format(time.StampMicro))
-			if ivs[i].replica != ivs[i-1].replica {
-				handoffs++
-			}
-		}
-	}
-	for _, sm := range o.samples {
-		s := shard.ShardOf(shard.HashKey(sm.key), shard.DefaultShards)
-		in := false
-		for _, iv := range all[s] {
-			if iv.replica == sm.replica && !sm.at.Before(iv.start) && !sm.at.After(iv.end) {
-				in = true
-			}
-		}
-		require.True(t, in, "%s saw Owns(%s) true at %v outside its ownership of shard %d", sm.replica, sm.key, sm.at.Format(time.StampMicro), s)
-	}
-	t.Logf("ownership: %d handoffs between replicas, %d handler samples, no overlap", handoffs, len(o.samples))
+// sampleOwns records that replica saw Owns(key) true at at.
+func sampleOwns(rec *shardtest.Ownership, replica, key string, at time.Time) {
+	rec.Sample(replica, shard.ShardOf(shard.HashKey(key), shard.DefaultShards), at, at)
 }
 
 type shardReplica struct {
@@ -130,7 +47,7 @@ func quiet() logr.Logger { return logr.FromSlogHandler(slog.DiscardHandler) }
 
 // startShardReplica runs a membership, an owner and a sharded informer with
 // a client of its own.
-func startShardReplica(t *testing.T, name, members, data string, rec *ownership) *shardReplica {
+func startShardReplica(t *testing.T, name, members, data string, rec *shardtest.Ownership) *shardReplica {
 	t.Helper()
 	c, err := srv.Client()
 	require.NoError(t, err)
@@ -139,13 +56,13 @@ func startShardReplica(t *testing.T, name, members, data string, rec *ownership)
 
 // startShardReplicaWith is startShardReplica with client c (closed by stop)
 // and lease TTL ttl.
-func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, name, members, data string, rec *ownership) *shardReplica {
+func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, name, members, data string, rec *shardtest.Ownership) *shardReplica {
 	t.Helper()
 	r := &shardReplica{name: name, client: c}
 	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: ttl, Logger: quiet()})
 	require.NoError(t, err)
 	r.member = m
-	r.owner, err = shard.NewOwner(shard.OwnerOptions{Membership: m, OnChange: rec.onChange(name), RetryInterval: 100 * time.Millisecond, Logger: quiet()})
+	r.owner, err = shard.NewOwner(shard.OwnerOptions{Membership: m, OnChange: rec.OnChange(name), RetryInterval: 100 * time.Millisecond, Logger: quiet()})
 	require.NoError(t, err)
 	base, err := etcd.New(etcd.Options[obj]{Client: c, Prefix: data, StripPrefix: true, Logger: quiet()})
 	require.NoError(t, err)
@@ -158,7 +75,7 @@ func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, 
 	require.NoError(t, err)
 	see := func(key string) {
 		if at := time.Now(); r.owner.Owns(key) {
-			rec.sample(name, key, at)
+			sampleOwns(rec, name, key, at)
 		}
 	}
 	_, err = r.inf.AddHandler(informer.HandlerFuncs[string, *etcd.Object[obj]]{
@@ -188,7 +105,7 @@ func (r *shardReplica) stopNow() {
 // the process keeps running, so its owner must stop owning by itself when
 // the lease's validity ends. It returns a function that samples the
 // replica's Owns on keys every few milliseconds until called.
-func (r *shardReplica) kill(rec *ownership, keys []string) (stopSampling func()) {
+func (r *shardReplica) kill(rec *shardtest.Ownership, keys []string) (stopSampling func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -197,7 +114,7 @@ func (r *shardReplica) kill(rec *ownership, keys []string) (stopSampling func())
 		for {
 			for _, k := range keys {
 				if at := time.Now(); r.owner.Owns(k) {
-					rec.sample(r.name, k, at)
+					sampleOwns(rec, r.name, k, at)
 				}
 			}
 			select {
@@ -316,7 +233,7 @@ func TestShardedEtcd(t *testing.T) {
 	}
 	defer quiesce()
 
-	rec := newOwnership()
+	rec := shardtest.NewOwnership()
 	rs := []*shardReplica{
 		startShardReplica(t, "replica-0", members, data, rec),
 		startShardReplica(t, "replica-1", members, data, rec),
@@ -427,7 +344,7 @@ func TestShardedEtcd(t *testing.T) {
 	for _, r := range append(rs, killed) {
 		r.stop()
 	}
-	rec.check(t)
+	rec.Check(t)
 	// The members' keys are gone once every replica left or expired.
 	require.Eventually(t, func() bool {
 		resp, err := c.Get(t.Context(), members, clientv3.WithPrefix(), clientv3.WithCountOnly())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/k8s"
 )
 
@@ -74,68 +74,15 @@ func leaseClient(t testing.TB, n *leaseNet) kubernetes.Interface {
 	return c
 }
 
-// leaseOwnership records, on one clock, when each replica owned each shard (from
-// the owners' OnChange reports) and when a sampler saw Owns(key) true.
-type leaseOwnership struct {
-	mu        sync.Mutex
-	open      map[string]map[int]time.Time // replica → shard → start
-	intervals map[int][]leaseInterval      // shard → closed intervals
-	samples   []leaseSample
-	changed   chan struct{} // closed and replaced on every report
-}
-
-type leaseInterval struct {
-	replica    string
-	start, end time.Time
-}
-
-// leaseSample: Owns(key) was true at some instant in [before, after].
-type leaseSample struct {
-	replica       string
-	shard         int
-	before, after time.Time
-}
-
-func newLeaseOwnership() *leaseOwnership {
-	return &leaseOwnership{open: map[string]map[int]time.Time{}, intervals: map[int][]leaseInterval{}, changed: make(chan struct{})}
-}
-
-func (o *leaseOwnership) onChange(replica string) func(shard.OwnershipChange) {
-	return func(c shard.OwnershipChange) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.open[replica] == nil {
-			o.open[replica] = map[int]time.Time{}
-		}
-		for s := range c.Released.All() {
-			if start, ok := o.open[replica][s]; ok {
-				o.intervals[s] = append(o.intervals[s], leaseInterval{replica, start, c.At})
-				delete(o.open[replica], s)
-			}
-		}
-		for s := range c.Acquired.All() {
-			o.open[replica][s] = c.At
-		}
-		close(o.changed)
-		o.changed = make(chan struct{})
-	}
-}
-
-func (o *leaseOwnership) wait() <-chan struct{} {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.changed
-}
-
-// waitFor waits until cond returns nil, checking it on every leaseOwnership
+// leaseWaitFor waits until cond returns nil, checking it on every ownership
 // change, at most timeout; it returns how long that took.
-func (o *leaseOwnership) waitFor(t *testing.T, timeout time.Duration, cond func() error) time.Duration {
+func leaseWaitFor(t *testing.T, o *shardtest.Ownership, timeout time.Duration, cond func() error) time.Duration {
 	t.Helper()
 	start := time.Now()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		ch := o.wait()
+		ch := o.Changed()
 		err := cond()
 		if err == nil {
 			return time.Since(start)
@@ -146,48 +93,6 @@ func (o *leaseOwnership) waitFor(t *testing.T, timeout time.Duration, cond func(
 			t.Fatalf("not settled after %v: %v", timeout, err)
 		}
 	}
-}
-
-// check: the intervals of different replicas on one shard never overlap,
-// and every sample lies in its own replica's interval.
-func (o *leaseOwnership) check(t *testing.T) {
-	t.Helper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	all := map[int][]leaseInterval{}
-	for s, ivs := range o.intervals {
-		all[s] = slices.Clone(ivs)
-	}
-	now := time.Now()
-	for r, open := range o.open {
-		for s, start := range open {
-			all[s] = append(all[s], leaseInterval{r, start, now})
-		}
-	}
-	handoffs := 0
-	for s, ivs := range all {
-		slices.SortFunc(ivs, func(a, b leaseInterval) int { return a.start.Compare(b.start) })
-		for i := 1; i < len(ivs); i++ {
-			require.False(t, ivs[i].start.Before(ivs[i-1].end),
-				"shard %d owned by %s until %v and by %s from %v", s, ivs[i-1].replica,
-				ivs[i-1].end.Format(time.StampMicro), ivs[i].replica, ivs[i].start.Format(time.StampMicro))
-			if ivs[i].replica != ivs[i-1].replica {
-				handoffs++
-			}
-		}
-	}
-	for _, sm := range o.samples {
-		in := false
-		for _, iv := range all[sm.shard] {
-			if iv.replica == sm.replica && !sm.after.Before(iv.start) && !sm.before.After(iv.end) {
-				in = true
-				break
-			}
-		}
-		require.True(t, in, "%s saw Owns true for shard %d in [%v, %v], outside its leaseOwnership", sm.replica, sm.shard,
-			sm.before.Format(time.StampMicro), sm.after.Format(time.StampMicro))
-	}
-	t.Logf("ownership: %d handoffs between replicas, %d Owns samples, no overlap", handoffs, len(o.samples))
 }
 
 // leaseKeys returns one key per shard of the default space.
@@ -217,7 +122,7 @@ type leaseReplica struct {
 	once   sync.Once
 }
 
-func startLeaseReplica(t *testing.T, ns, group, name string, rec *leaseOwnership) *leaseReplica {
+func startLeaseReplica(t *testing.T, ns, group, name string, rec *shardtest.Ownership) *leaseReplica {
 	t.Helper()
 	r := &leaseReplica{name: name, net: &leaseNet{}}
 	var err error
@@ -227,7 +132,7 @@ func startLeaseReplica(t *testing.T, ns, group, name string, rec *leaseOwnership
 	})
 	require.NoError(t, err)
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{
-		Membership: r.m, OnChange: rec.onChange(name), RetryInterval: 100 * time.Millisecond, Logger: leaseQuiet(),
+		Membership: r.m, OnChange: rec.OnChange(name), RetryInterval: 100 * time.Millisecond, Logger: leaseQuiet(),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -242,9 +147,7 @@ func startLeaseReplica(t *testing.T, ns, group, name string, rec *leaseOwnership
 				before := time.Now()
 				if r.owner.Owns(k) {
 					after := time.Now()
-					rec.mu.Lock()
-					rec.samples = append(rec.samples, leaseSample{name, s, before, after})
-					rec.mu.Unlock()
+					rec.Sample(name, s, before, after)
 				}
 			}
 			select {

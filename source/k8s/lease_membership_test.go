@@ -18,6 +18,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/k8s"
 )
 
@@ -29,16 +30,16 @@ import (
 func TestLeaseMembershipShards(t *testing.T) {
 	e := needEnv(t)
 	ns := e.Namespace(t)
-	rec := newLeaseOwnership()
+	rec := shardtest.NewOwnership()
 	// Checked after every replica has stopped (cleanups run last-in
 	// first-out): an acquisition is published before OnChange records it,
 	// so a check while owners run can see a sample before its interval.
-	t.Cleanup(func() { rec.check(t) })
+	t.Cleanup(func() { rec.Check(t) })
 
 	r0 := startLeaseReplica(t, ns, "ctl", "r0", rec)
 	r1 := startLeaseReplica(t, ns, "ctl", "r1", rec)
 	r2 := startLeaseReplica(t, ns, "ctl", "r2", rec)
-	took := rec.waitFor(t, 20*time.Second, func() error { return leaseSettled(r0, r1, r2) })
+	took := leaseWaitFor(t, rec, 20*time.Second, func() error { return leaseSettled(r0, r1, r2) })
 	t.Logf("3 replicas: every shard owned once after %v", took.Round(time.Millisecond))
 	epoch2, _, _ := r2.m.Current()
 
@@ -48,7 +49,7 @@ func TestLeaseMembershipShards(t *testing.T) {
 		before[r.name] = r.owner.Held()
 	}
 	r3 := startLeaseReplica(t, ns, "ctl", "r3", rec)
-	took = rec.waitFor(t, 20*time.Second, func() error { return leaseSettled(r0, r1, r2, r3) })
+	took = leaseWaitFor(t, rec, 20*time.Second, func() error { return leaseSettled(r0, r1, r2, r3) })
 	moved := 0
 	for _, r := range []*leaseReplica{r0, r1, r2} {
 		after := r.owner.Held()
@@ -64,7 +65,7 @@ func TestLeaseMembershipShards(t *testing.T) {
 	// Lease expired testLeaseDuration after they observed its last
 	// renewal, delete it, remove the record and take its shards.
 	r1.net.Cut()
-	took = rec.waitFor(t, 4*testLeaseDuration, func() error { return leaseSettled(r0, r2, r3) })
+	took = leaseWaitFor(t, rec, 4*testLeaseDuration, func() error { return leaseSettled(r0, r2, r3) })
 	t.Logf("cut off: its shards owned elsewhere %v after the cut (lease duration %v)", took.Round(time.Millisecond), testLeaseDuration)
 	// The lease duration runs from the others' observation of the last
 	// renewal, which may follow the cut by a watch delay; then a delete, a
@@ -78,7 +79,7 @@ func TestLeaseMembershipShards(t *testing.T) {
 	// A graceful leave deletes the Lease and the record at once.
 	start := time.Now()
 	r0.stop()
-	took = rec.waitFor(t, 4*testLeaseDuration, func() error { return leaseSettled(r2, r3) })
+	took = leaseWaitFor(t, rec, 4*testLeaseDuration, func() error { return leaseSettled(r2, r3) })
 	t.Logf("graceful leave: its shards owned elsewhere %v after the leave began", time.Since(start).Round(time.Millisecond))
 	require.Less(t, took, testLeaseDuration, "a graceful leave waited for expiry")
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/k8s"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
@@ -44,7 +45,7 @@ type leaseSharded struct {
 	owned     int // handler calls that found Owns true
 }
 
-func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *leaseOwnership) *leaseSharded {
+func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *shardtest.Ownership) *leaseSharded {
 	t.Helper()
 	r := &leaseSharded{name: name, net: &leaseNet{}}
 	cfg := rest.CopyConfig(e.Config)
@@ -57,7 +58,7 @@ func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *lease
 	})
 	require.NoError(t, err)
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{
-		Membership: r.m, Hash: shard.Hash, OnChange: rec.onChange(name),
+		Membership: r.m, Hash: shard.Hash, OnChange: rec.OnChange(name),
 		RetryInterval: 100 * time.Millisecond, Logger: leaseQuiet(),
 	})
 	require.NoError(t, err)
@@ -76,7 +77,7 @@ func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *lease
 		key := r.src.ShardKey(o)
 		before := time.Now()
 		if r.owner.Owns(key) {
-			rec.sample(leaseSample{name, shard.ShardOf(shard.Hash(key), shard.DefaultShards), before, time.Now()})
+			rec.Sample(name, shard.ShardOf(shard.Hash(key), shard.DefaultShards), before, time.Now())
 			r.mu.Lock()
 			r.owned++
 			r.mu.Unlock()
@@ -124,12 +125,6 @@ func (r *leaseSharded) resetCounts() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.movedAway, r.deleted = 0, 0
-}
-
-func (o *leaseOwnership) sample(s leaseSample) {
-	o.mu.Lock()
-	o.samples = append(o.samples, s)
-	o.mu.Unlock()
 }
 
 // leaseShardedOwners reports whether every replica holds, and is assigned
@@ -250,7 +245,7 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 	uids := apiState(t, e.Client, ns)
 	t.Logf("%d ConfigMaps created in %v", objects, time.Since(start).Round(time.Millisecond))
 
-	rec := newLeaseOwnership()
+	rec := shardtest.NewOwnership()
 	rs := []*leaseSharded{
 		startLeaseSharded(t, e, ns, "r0", rec),
 		startLeaseSharded(t, e, ns, "r1", rec),
@@ -355,7 +350,7 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 		for {
 			for _, k := range keys {
 				if before := time.Now(); killed.owner.Owns(k) {
-					rec.sample(leaseSample{killed.name, shard.ShardOf(shard.Hash(k), shard.DefaultShards), before, time.Now()})
+					rec.Sample(killed.name, shard.ShardOf(shard.Hash(k), shard.DefaultShards), before, time.Now())
 				}
 			}
 			select {
@@ -455,7 +450,7 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 		r.mu.Unlock()
 	}
 	t.Logf("%d handler calls found Owns true; the others are the cut-off replica's sampler's", handlerSamples)
-	rec.check(t)
+	rec.Check(t)
 }
 
 // checkTraffic: with the server filter a replica received only what it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/ginformer/ginformer/internal/ctxtime"
 	"github.com/ginformer/ginformer/internal/lograte"
 )
 
@@ -256,7 +257,7 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 		if err != nil {
 			r.sourceFailed(ctx, err)
 		}
-		if !sleep(ctx, backoff.delay()) {
+		if !ctxtime.Sleep(ctx, backoff.delay()) {
 			return nil
 		}
 	}
@@ -312,18 +313,6 @@ func (r *Reflector[T]) useStreamingList() bool {
 // watchTimeout returns a random timeout in [minWatch, 2×minWatch].
 func (r *Reflector[T]) watchTimeout() time.Duration {
 	return r.minWatch + time.Duration(rand.Int64N(int64(r.minWatch)+1))
-}
-
-// sleep waits for d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // outageLoud is the number of consecutive failures after which a transient

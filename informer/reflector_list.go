@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // ListReceiver may be implemented by a [ReflectorStore] that takes a list
@@ -177,7 +179,7 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 		if err != nil {
 			if errors.Is(err, ErrTransient) {
 				r.sourceFailed(ctx, fmt.Errorf("%s: streaming list: %w", r.opts.Name, err))
-				if !sleep(ctx, backoff.delay()) {
+				if !ctxtime.Sleep(ctx, backoff.delay()) {
 					return nil, ctx.Err()
 				}
 				continue

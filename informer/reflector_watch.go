@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // errWatchEnded is returned by handleWatch when the stream closed normally.
@@ -45,7 +47,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 				}
 				if errors.Is(err, ErrTransient) {
 					r.sourceFailed(ctx, fmt.Errorf("%s: watch: %w", r.opts.Name, err))
-					if !sleep(ctx, backoff.delay()) {
+					if !ctxtime.Sleep(ctx, backoff.delay()) {
 						return nil
 					}
 					continue
@@ -66,7 +68,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			continue // a normal end: re-watch from the last version
 		case errors.Is(err, ErrTransient):
 			r.sourceFailed(ctx, err)
-			if !sleep(ctx, backoff.delay()) {
+			if !ctxtime.Sleep(ctx, backoff.delay()) {
 				return nil
 			}
 			continue
@@ -78,7 +80,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			internalLast = now
 			if now.Sub(internalSince) < r.maxRetry {
 				r.sourceFailed(ctx, err)
-				if !sleep(ctx, backoff.delay()) {
+				if !ctxtime.Sleep(ctx, backoff.delay()) {
 					return nil
 				}
 				continue

@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/ctxtime"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/shard"
 )
@@ -276,7 +277,7 @@ func (m *Membership) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			backoff = min(max(2*backoff, 100*time.Millisecond), maxRetryPause(m.opts.TTL))
-			if !membershipSleep(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, backoff) {
 				return nil
 			}
 			continue
@@ -395,7 +396,7 @@ func (m *Membership) watchLoop(ctx context.Context) {
 		if err := m.readAndWatch(ctx); err != nil && ctx.Err() == nil {
 			backoff = min(max(2*backoff, 50*time.Millisecond), maxRetryPause(m.opts.TTL))
 			m.log.V(1).Info("membership watch failed, reading again", "err", err, "in", backoff)
-			if !membershipSleep(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, backoff) {
 				return
 			}
 			continue
@@ -481,16 +482,4 @@ func (m *Membership) parse(kv *mvccpb.KeyValue) (string, memberRecord, bool) {
 		r.held, _ = shard.NewSet(n, all...)
 	}
 	return name, r, true
-}
-
-// membershipSleep waits for d or until ctx is done; it reports whether d passed.
-func membershipSleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

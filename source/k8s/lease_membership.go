@@ -297,15 +297,3 @@ func (m *LeaseMembership) Run(ctx context.Context) error {
 	m.registerLoop(ctx)
 	return nil
 }
-
-// leaseSleep waits for d or until ctx is done; it reports whether d passed.
-func leaseSleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ginformer/ginformer/internal/ctxtime"
 	"github.com/ginformer/ginformer/shard"
 )
 
@@ -38,7 +39,7 @@ func (m *LeaseMembership) registerLoop(ctx context.Context) {
 			if !errors.Is(err, errNameTaken) {
 				m.limit.Error(m.log, "register", err, "registration failed, retrying", "in", backoff)
 			}
-			if !leaseSleep(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, backoff) {
 				return
 			}
 			continue

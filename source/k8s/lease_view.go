@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // leaseObs is a member's Lease as this member observed it.
@@ -41,7 +43,7 @@ func (m *LeaseMembership) watchLoop(ctx context.Context) {
 		}
 		backoff = min(max(2*backoff, 50*time.Millisecond), m.renewEvery())
 		m.limit.Error(m.log, "watch", err, "reading the group's leases failed, listing again", "in", backoff)
-		if !leaseSleep(ctx, backoff) {
+		if !ctxtime.Sleep(ctx, backoff) {
 			return
 		}
 	}

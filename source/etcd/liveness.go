@@ -10,6 +10,7 @@ type liveness struct {
 	disabled          bool
 	idleT, deadT      *time.Timer
 	probing           bool
+	due               time.Time // when the pending probe's answer is due
 }
 
 func newLiveness(interval, timeout time.Duration) *liveness {
@@ -41,8 +42,19 @@ func (l *liveness) deadline() <-chan time.Time {
 // probe sends a probe with send and starts the deadline.
 func (l *liveness) probe(send func()) {
 	l.probing = true
+	l.due = time.Now().Add(l.timeout)
 	l.deadT.Reset(l.timeout)
 	send()
+}
+
+// budget bounds a progress request sent now: what is left before the pending
+// probe's deadline, so that a request blocked on a dead stream cannot hold
+// the watch past it; def when no probe is pending.
+func (l *liveness) budget(def time.Duration) time.Duration {
+	if !l.probing {
+		return def
+	}
+	return max(time.Until(l.due), time.Millisecond)
 }
 
 // heard records news from etcd: no probe pending, next one after interval.
@@ -62,8 +74,8 @@ func (l *liveness) stop() {
 	}
 }
 
-// progressRetry resends an on-demand progress request until etcd answers
-// it. etcd drops a progress request, silently, while a watch of the stream
+// progressRetry resends a progress request (on demand or a liveness probe)
+// until etcd answers it. etcd drops a progress request, silently, while a watch of the stream
 // is unsynced: replaying history, held back behind a slow consumer, or just
 // created (a watch starts at a revision the member has reached, see watch,
 // and stays unsynced until etcd's next sync, every 100 ms). Used by one

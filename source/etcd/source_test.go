@@ -425,6 +425,43 @@ func TestIdleWatchStaysAlive(t *testing.T) {
 	}
 }
 
+// A liveness probe sent while the watch is still unsynced (etcd syncs a new
+// watch within 100 ms, and drops progress requests until then) is resent, so
+// a live watch is not declared dead: fresh watches probed after 10 ms, each
+// given 300 ms to answer, stay alive. Fails without the resend.
+func TestEarlyLivenessProbeResent(t *testing.T) {
+	s := etcdtest.New(t, etcdtest.Config{})
+	c := s.NewTestClient(t)
+	w := writer{c: c, prefix: "/early/"}
+	_, err := w.create(t.Context(), "a")
+	require.NoError(t, err)
+	// Watched from a revision outside the prefix, a new watch gets no event
+	// when etcd syncs it: only a progress notification can answer a probe.
+	other := writer{c: c, prefix: "/other/"}
+	v, err := other.create(t.Context(), "b")
+	require.NoError(t, err)
+	src := newSource(t, etcd.Options[obj]{Client: c, Prefix: w.prefix,
+		LivenessInterval: 10 * time.Millisecond, LivenessTimeout: 300 * time.Millisecond})
+	for range 5 {
+		watch, err := src.Watch(t.Context(), informer.WatchOptions{Version: v})
+		require.NoError(t, err)
+		deadline := time.After(600 * time.Millisecond)
+		bookmarks := 0
+		for done := false; !done; {
+			select {
+			case ev, ok := <-watch.Events():
+				require.True(t, ok)
+				require.Equal(t, informer.EventBookmark, ev.Type, "%v", ev.Err)
+				bookmarks++
+			case <-deadline:
+				done = true
+			}
+		}
+		watch.Stop()
+		require.Positive(t, bookmarks, "probes answered")
+	}
+}
+
 func TestCompareVersions(t *testing.T) {
 	src, err := etcd.New(etcd.Options[obj]{Client: client(t), Prefix: "/cmp/"})
 	require.NoError(t, err)

@@ -112,11 +112,11 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
 	}
 	// etcd may drop a progress request (see progressRetry): RequestProgress's
-	// are resent until answered.
+	// and liveness probes are resent until a progress notification answers.
 	retry := newProgressRetry()
 	defer retry.answered()
 	if ow.confirmed(conn, md) { // RequestProgress was called meanwhile
-		s.requestProgress(wctx, conn)
+		s.requestProgress(wctx, conn, s.opts.LivenessTimeout)
 		retry.sent()
 	}
 
@@ -135,10 +135,12 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 		case <-ow.requested:
 			retry.sent()
 		case <-retry.due():
-			s.requestProgress(wctx, conn)
+			// A resend never holds the loop past a pending probe's deadline.
+			s.requestProgress(wctx, conn, live.budget(s.opts.LivenessTimeout))
 			retry.resent()
 		case <-live.idle():
-			live.probe(func() { s.requestProgress(wctx, conn) })
+			live.probe(func() { s.requestProgress(wctx, conn, s.opts.LivenessTimeout) })
+			retry.sent()
 		case <-live.deadline():
 			if ahead != 0 {
 				return fmt.Errorf("etcd source: watch of %q from revision %d: the member stayed at %d: %w",

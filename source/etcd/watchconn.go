@@ -182,12 +182,12 @@ func (c *watchConn) create(ctx context.Context, timeout time.Duration, key strin
 }
 
 // requestProgress asks the watch on conn (ctx carries its stream's
-// metadata) for a progress notification, waiting at most LivenessTimeout
-// when it is set: a lost request shows as a missed liveness deadline.
-func (s *Source[T]) requestProgress(ctx context.Context, conn *watchConn) {
-	if s.opts.LivenessTimeout > 0 {
+// metadata) for a progress notification, waiting at most wait when it is
+// positive: a lost request shows as a missed liveness deadline.
+func (s *Source[T]) requestProgress(ctx context.Context, conn *watchConn, wait time.Duration) {
+	if wait > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.LivenessTimeout)
+		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
 	_ = conn.RequestProgress(ctx)

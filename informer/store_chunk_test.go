@@ -187,8 +187,9 @@ func TestIndexerPrepareItems(t *testing.T) {
 			assert.Equal(t, it.Key, w.key)
 			assert.Same(t, it.Deltas[0].Object, w.obj)
 			assert.Equal(t, []string{it.Key.Namespace, it.Key.Namespace}, w.sc.vals)
+			assert.True(t, w.slab)
 		}
-		s.putScratch(w.sc)
+		s.release([]write[NamespacedKey, *testPod]{w})
 	}
 }
 

@@ -75,16 +75,18 @@ func (sc *scratch[K, T]) reset() {
 
 // write is one prepared mutation: an upsert of obj under key (with its index
 // values in sc, computed against defs; sc is nil when defs has no index),
-// or a delete of key (del; sc and defs are nil). commit fills old and hadOld with the object stored under key
-// before the write.
+// or a delete of key (del; sc and defs are nil). commit fills old and
+// hadOld with the object stored under key before the write. (The flags come
+// last, together: a batch holds one write per object, and padding after
+// each would cost 8 bytes a write.)
 type write[K comparable, T any] struct {
 	key  K
 	obj  T
-	del  bool
 	defs *indexDefs[T]
 	sc   *scratch[K, T]
+	old  T
 
-	old    T
+	del    bool
 	hadOld bool
 	failed bool // refused by reprepare: tryCommit skips it
 	// slab: sc belongs to a large batch's slab (see prepareItems), not to

@@ -34,10 +34,16 @@ type fifoList[K comparable, T any] struct {
 	// compare: versions are compared (the queue has an ObjectVersion and
 	// held something, queued, in flight or known, when the list began).
 	compare bool
-	objs    []T // the objects to queue
-	keys    []K // their keys
-	kept    map[K]struct{}
-	added   int // objects added so far, for error messages
+	// fresh: the queue held nothing (queued, in flight or known) when the
+	// list began, so it will most likely become the queue's bulk batch
+	// (see replace): the keys go straight into items, whose Deltas the
+	// commit fills, instead of a key slice copied into items at the end.
+	fresh bool
+	objs  []T          // the objects to queue
+	keys  []K          // their keys (unless fresh)
+	items []Item[K, T] // fresh: items[i].Key is the key of objs[i]
+	kept  map[K]struct{}
+	added int // objects added so far, for error messages
 
 	// Scratch reused between pages.
 	pageKeys []K
@@ -48,11 +54,10 @@ type fifoList[K comparable, T any] struct {
 
 func (f *DeltaFIFO[K, T]) newList() *fifoList[K, T] {
 	b := &fifoList[K, T]{f: f}
-	if f.objVersion != nil {
-		f.mu.Lock()
-		b.compare = f.queuedLen() > 0 || f.popping || !f.knownEmptyLocked()
-		f.mu.Unlock()
-	}
+	f.mu.Lock()
+	b.fresh = f.queuedLen() == 0 && !f.popping && f.knownEmptyLocked()
+	f.mu.Unlock()
+	b.compare = f.objVersion != nil && !b.fresh
 	return b
 }
 
@@ -88,15 +93,33 @@ func (b *fifoList[K, T]) AddPage(items []T) error {
 //
 // Possible errors: [ErrClosed].
 func (b *fifoList[K, T]) Commit(version string) error {
-	err := b.f.replace(b.objs, b.keys, b.kept, version)
-	b.objs, b.keys, b.kept = nil, nil, nil
+	err := b.f.replace(listed[K, T]{b.objs, b.keys, b.items}, b.kept, version)
+	b.objs, b.keys, b.items, b.kept = nil, nil, nil, nil
 	return err
 }
 
 // push adds obj, whose key is key, to the objects to queue.
 func (b *fifoList[K, T]) push(obj T, key K) {
 	b.objs = append(b.objs, obj)
-	b.keys = append(b.keys, key)
+	b.pushKey(key)
+}
+
+// pushKey adds the key of the object just added to objs.
+func (b *fifoList[K, T]) pushKey(key K) {
+	if b.fresh {
+		b.items = append(b.items, Item[K, T]{Key: key})
+	} else {
+		b.keys = append(b.keys, key)
+	}
+}
+
+// growKeys makes room for n more keys.
+func (b *fifoList[K, T]) growKeys(n int) {
+	if b.fresh {
+		b.items = slices.Grow(b.items, n)
+	} else {
+		b.keys = slices.Grow(b.keys, n)
+	}
 }
 
 // unchanged compares objs (keyed by keys) with the newest state the queue

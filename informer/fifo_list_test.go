@@ -157,3 +157,36 @@ func TestDeltaFIFOReplaceEmptyDuplicatesRequeue(t *testing.T) {
 	}, drainAll(t, f))
 	assert.True(t, f.HasSynced())
 }
+
+// TestDeltaFIFOListFresh: a list begun on an empty queue keeps its keys as
+// the items of the queue's bulk batch, page after page, a key listed twice
+// as two items; if the queue is no longer empty at the commit (here the
+// known objects gained a key), the list is merged as Replace would.
+func TestDeltaFIFOListFresh(t *testing.T) {
+	f := newVersionedFIFO(t, newFakeKnown())
+	l := f.BeginList()
+	require.NoError(t, l.AddPage([]fifoObj{o("a", 1), o("b", 1)}))
+	require.NoError(t, l.AddPage([]fifoObj{o("a", 2)}))
+	require.NoError(t, l.Commit("1"))
+	assert.Equal(t, []popped{
+		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1))}, initial: true},
+		{key: "b", deltas: Deltas[fifoObj]{repl(o("b", 1))}, initial: true},
+		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 2))}, initial: true},
+	}, drainAll(t, f))
+	assert.True(t, f.HasSynced())
+
+	known := newFakeKnown()
+	f = newVersionedFIFO(t, known)
+	l = f.BeginList()
+	require.NoError(t, l.AddPage([]fifoObj{o("a", 1), o("b", 1)}))
+	known.apply("z", Deltas[fifoObj]{add(o("z", 1))})
+	require.NoError(t, l.AddPage([]fifoObj{o("c", 1)}))
+	require.NoError(t, l.Commit("2"))
+	assert.Equal(t, "2", f.LastVersion())
+	assert.Equal(t, []popped{
+		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1))}, initial: true},
+		{key: "b", deltas: Deltas[fifoObj]{repl(o("b", 1))}, initial: true},
+		{key: "c", deltas: Deltas[fifoObj]{repl(o("c", 1))}, initial: true},
+		{key: "z", deltas: Deltas[fifoObj]{tomb(o("z", 1))}, initial: true},
+	}, drainAll(t, f))
+}

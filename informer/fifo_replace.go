@@ -36,15 +36,31 @@ func (f *DeltaFIFO[K, T]) Replace(objs []T, version string) error {
 		}
 		keys[i] = k
 	}
-	return f.replace(objs, keys, nil, version)
+	return f.replace(listed[K, T]{objs: objs, keys: keys}, nil, version)
 }
 
-// replace is Replace with the keys already computed (keys[i] is the key of
-// objs[i]) and, in kept, keys that are listed too but whose objects were
+// listed is the listed objects replace takes: objs, keyed either by keys
+// (keys[i] is the key of objs[i]) or by items (items[i].Key; see fifoList:
+// the items are then the queue's own, to become its bulk batch).
+type listed[K comparable, T any] struct {
+	objs  []T
+	keys  []K
+	items []Item[K, T]
+}
+
+func (l listed[K, T]) key(i int) K {
+	if l.items != nil {
+		return l.items[i].Key
+	}
+	return l.keys[i]
+}
+
+// replace is Replace with the keys already computed (see listed) and, in
+// kept, keys that are listed too but whose objects were
 // dropped because the queue already holds them unchanged (see
 // [DeltaFIFO.BeginList]): nothing is queued for them and they are not
 // tombstoned.
-func (f *DeltaFIFO[K, T]) replace(objs []T, keys []K, kept map[K]struct{}, version string) error {
+func (f *DeltaFIFO[K, T]) replace(l listed[K, T], kept map[K]struct{}, version string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -72,23 +88,31 @@ func (f *DeltaFIFO[K, T]) replace(objs []T, keys []K, kept map[K]struct{}, versi
 		// nothing to merge with and nothing to tombstone. The list is kept
 		// as the batch PopBatch will hand out, its keys never going through
 		// items (see bulk). A key listed twice gets two items (see Item).
-		if len(keys) > 0 {
-			bulk := make([]Item[K, T], len(keys))
-			arena := make([]Delta[T], len(keys))
-			for i, key := range keys {
-				arena[i] = Delta[T]{Type: Replaced, Object: objs[i]}
-				bulk[i] = Item[K, T]{Key: key, Deltas: arena[i : i+1 : i+1], IsInInitialList: first}
+		if n := len(l.objs); n > 0 {
+			var bulk []Item[K, T]
+			if l.items != nil {
+				bulk = l.items[:n:n]
+			} else {
+				bulk = make([]Item[K, T], n)
+				for i, key := range l.keys {
+					bulk[i].Key = key
+				}
+			}
+			arena := make([]Delta[T], n)
+			for i, obj := range l.objs {
+				arena[i] = Delta[T]{Type: Replaced, Object: obj}
+				bulk[i].Deltas, bulk[i].IsInInitialList = arena[i:i+1:i+1], first
 			}
 			if first {
-				f.initialLeft += len(keys)
+				f.initialLeft += n
 			}
 			f.bulk = bulk
-			f.order.renumber(f.order.tail + uint64(len(keys)))
-			f.peak = max(f.peak, len(keys))
+			f.order.renumber(f.order.tail + uint64(n))
+			f.peak = max(f.peak, n)
 			f.signalLocked()
 		}
 	} else {
-		f.replaceMergeLocked(objs, keys, kept, gen, mark)
+		f.replaceMergeLocked(l, kept, gen, mark)
 	}
 	f.lastVersion = version
 	f.replaceEnd, f.replacePending = f.order.tail, true
@@ -98,12 +122,13 @@ func (f *DeltaFIFO[K, T]) replace(objs []T, keys []K, kept map[K]struct{}, versi
 
 // replaceMergeLocked is the general case of replace: listed keys join their
 // queued entries, unlisted present keys are tombstoned.
-func (f *DeltaFIFO[K, T]) replaceMergeLocked(objs []T, keys []K, kept map[K]struct{}, gen uint32, mark func(*deltaSlot[T])) {
-	if f.order.len() == 0 && len(f.items) == 0 && len(keys) > 64 {
-		f.items = make(map[K]uint64, len(keys)) // presized: no growth steps
+func (f *DeltaFIFO[K, T]) replaceMergeLocked(l listed[K, T], kept map[K]struct{}, gen uint32, mark func(*deltaSlot[T])) {
+	if f.order.len() == 0 && len(f.items) == 0 && len(l.objs) > 64 {
+		f.items = make(map[K]uint64, len(l.objs)) // presized: no growth steps
 	}
-	for i, key := range keys {
-		d := Delta[T]{Type: Replaced, Object: objs[i]}
+	for i, obj := range l.objs {
+		key := l.key(i)
+		d := Delta[T]{Type: Replaced, Object: obj}
 		if e := f.entryLocked(key); e != nil {
 			e.add(d)
 			e.gen = gen

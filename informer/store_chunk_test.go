@@ -187,9 +187,65 @@ func TestIndexerPrepareItems(t *testing.T) {
 			assert.Equal(t, it.Key, w.key)
 			assert.Same(t, it.Deltas[0].Object, w.obj)
 			assert.Equal(t, []string{it.Key.Namespace, it.Key.Namespace}, w.sc.vals)
+			assert.True(t, w.slab)
 		}
-		s.putScratch(w.sc)
+		s.release([]write[NamespacedKey, *testPod]{w})
 	}
 }
 
 func nsIndexOnly() Index[*testPod] { return Index[*testPod]{Name: nsIndex, Func: nsIndexFunc} }
+
+// TestIndexerPrepareItemsShared: the values of a large batch are carved out
+// of shared arrays; objects with many values (more than a chunk has left)
+// get arrays of their own, and recomputing a write's values after
+// AddIndexes (reprepare) never writes over its neighbours'.
+func TestIndexerPrepareItemsShared(t *testing.T) {
+	// many gives pod i one value, or 3*valsChunkMin for every 97th pod.
+	many := Index[*testPod]{Name: "many", Func: func(dst []string, p *testPod) ([]string, error) {
+		i, _ := strconv.Atoi(p.Name[len("pod-"):])
+		n := 1
+		if i%97 == 0 {
+			n = 3 * valsChunkMin
+		}
+		for j := range n {
+			dst = append(dst, p.Name+"/"+strconv.Itoa(j))
+		}
+		return dst, nil
+	}}
+	s := newTestIndexer(nsIndexOnly(), many)
+	n := 2*valsChunk + 3
+	batch := make([]Item[NamespacedKey, *testPod], n)
+	for i := range batch {
+		p := benchPod(i)
+		batch[i] = Item[NamespacedKey, *testPod]{Key: NamespacedKey{p.Namespace, p.Name}, Deltas: Deltas[*testPod]{{Type: Added, Object: p}}}
+	}
+	// want returns what prepareKeyed computes for item i, one by one.
+	want := func(i int) ([]string, []int) {
+		var w write[NamespacedKey, *testPod]
+		w.key = batch[i].Key
+		require.NoError(t, s.prepareKeyed(&w, batch[i].Deltas[0].Object))
+		defer s.release([]write[NamespacedKey, *testPod]{w})
+		return append([]string(nil), w.sc.vals...), append([]int(nil), w.sc.ends...)
+	}
+	pre := s.prepareItems(batch)
+	require.NotNil(t, pre)
+	ws := make([]write[NamespacedKey, *testPod], n)
+	for i := range ws {
+		var err error
+		ws[i], err = pre.take(i)
+		require.NoError(t, err)
+	}
+	defer s.release(ws)
+	check := func() {
+		t.Helper()
+		for i := range ws {
+			vals, ends := want(i)
+			require.Equal(t, vals, ws[i].sc.vals, "item %d", i)
+			require.Equal(t, ends, ws[i].sc.ends, "item %d", i)
+		}
+	}
+	check()
+	require.NoError(t, s.AddIndexes(Index[*testPod]{Name: "again", Func: many.Func}))
+	require.Empty(t, s.reprepare(ws, s.defs.Load(), nil))
+	check()
+}

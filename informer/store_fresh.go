@@ -132,19 +132,37 @@ func groupBounds[K comparable, T any](sc *scratch[K, T], ord int) (start, end in
 // goroutines.
 const prepareParMin = 4096
 
+// Sizes of the arrays prepareItems carves the index values of a large
+// batch out of: values are appended into a chunk of valsChunk strings, and
+// a new chunk is started when fewer than valsChunkMin remain (an object
+// with more values than remain simply gets an array of its own).
+const (
+	valsChunk    = 1 << 12
+	valsChunkMin = 2 * scratchVals
+)
+
 // preparedItems holds the upserts prepareItems computed for a batch: for
-// item i whose newest delta is not a deletion, ws[i] and errs[i] are what
-// prepareKeyed gives for it.
+// item i whose newest delta is not a deletion, take(i) gives what
+// prepareKeyed gives for it. It holds, per item, only a scratch in one
+// slab (none without indexes): the rest of the write comes from the item.
 type preparedItems[K comparable, T any] struct {
-	ws   []write[K, T]
-	errs []error
+	batch []Item[K, T]
+	defs  *indexDefs[T]
+	scs   []scratch[K, T] // per item; nil when defs has no index
+	errs  map[int]error   // by item; nil when none failed
 }
 
-// take returns item i's prepared upsert and its error (the write then holds
-// the scratch; the caller releases it as it would prepareKeyed's).
+// take returns item i's prepared upsert and its error. Its scratch belongs
+// to the slab (write.slab): release drops it rather than pooling it.
 func (p *preparedItems[K, T]) take(i int) (write[K, T], error) {
-	w := p.ws[i]
-	p.ws[i] = write[K, T]{}
+	ds := p.batch[i].Deltas
+	if len(ds) == 0 || ds[len(ds)-1].Type == Deleted {
+		return write[K, T]{}, nil
+	}
+	w := write[K, T]{key: p.batch[i].Key, obj: ds[len(ds)-1].Object, defs: p.defs}
+	if p.scs != nil {
+		w.sc, w.slab = &p.scs[i], true
+	}
 	return w, p.errs[i]
 }
 
@@ -155,28 +173,68 @@ func (p *preparedItems[K, T]) take(i int) (write[K, T], error) {
 // meanwhile. Index functions may run concurrently anyway (writes from
 // several goroutines do). It returns nil for a batch smaller than
 // prepareParMin (the caller prepares each item itself).
+//
+// A list of a million objects is prepared at once, so what it allocates
+// per object counts: the scratches are one slab, each one's values are
+// carved out of shared chunks and its group ends out of one array per
+// goroutine, and the rest of each write is rebuilt from its item by take.
 func (s *Indexer[K, T]) prepareItems(batch []Item[K, T]) *preparedItems[K, T] {
 	if len(batch) < prepareParMin {
 		return nil
 	}
-	p := &preparedItems[K, T]{ws: make([]write[K, T], len(batch)), errs: make([]error, len(batch))}
-	run := func(lo, hi int) {
+	defs := s.defs.Load()
+	p := &preparedItems[K, T]{batch: batch, defs: defs}
+	if defs == nil || len(defs.list) == 0 {
+		return p // no values to compute: writes carry no scratch
+	}
+	p.scs = make([]scratch[K, T], len(batch))
+	type failure struct {
+		i   int
+		err error
+	}
+	run := func(lo, hi int) (failed []failure) {
+		nIdx := len(defs.list)
+		ends := make([]int, (hi-lo)*nIdx)
+		var chunk []string
+		pos := 0
 		for i := lo; i < hi; i++ {
 			ds := batch[i].Deltas
 			if len(ds) == 0 || ds[len(ds)-1].Type == Deleted {
 				continue
 			}
-			p.ws[i].key = batch[i].Key
-			p.errs[i] = s.prepareKeyed(&p.ws[i], ds[len(ds)-1].Object)
+			if len(chunk)-pos < valsChunkMin {
+				chunk, pos = make([]string, valsChunk), 0
+			}
+			sc := &p.scs[i]
+			sc.vals = chunk[pos:pos:len(chunk)]
+			e := (i - lo) * nIdx
+			sc.ends = ends[e:e:(e + nIdx)]
+			if err := appendValues(sc, defs.list, batch[i].Key, ds[len(ds)-1].Object); err != nil {
+				failed = append(failed, failure{i, err})
+			}
+			if n := len(sc.vals); n > 0 && &sc.vals[0] == &chunk[pos] {
+				pos += n // the values stayed in the chunk
+			}
+			// Capacity ends with the values: a later reprepare appends
+			// into an array of its own, never over the next object's.
+			sc.vals = sc.vals[:len(sc.vals):len(sc.vals)]
 		}
+		return failed
 	}
 	half := len(batch) / 2
+	var theirs []failure
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		run(half, len(batch))
+		theirs = run(half, len(batch))
 	}()
-	run(0, half)
+	mine := run(0, half)
 	<-done
+	for _, f := range append(mine, theirs...) {
+		if p.errs == nil {
+			p.errs = make(map[int]error)
+		}
+		p.errs[f.i] = f.err
+	}
 	return p
 }

@@ -43,16 +43,20 @@ type indexDefs[T any] struct {
 // scratch holds the prepared index values of one write. vals holds every
 // index's values, deduplicated within an index; index i's values are
 // vals[ends[i-1]:ends[i]] (ends[-1] being 0). refs is working space for
-// state.relink. Scratches are recycled through Indexer.pool.
+// state.relink. Scratches are recycled through Indexer.pool (those of a
+// large batch, see prepareItems, are not: they live in one slab per batch,
+// their buffers carved out of the batch's own arrays).
 type scratch[K comparable, T any] struct {
 	vals []string
 	ends []int
 	refs []*bucket[K, T]
+}
 
-	// Inline first buffers: a fresh scratch (every write of a large batch,
-	// such as a relist, takes a fresh one) needs no further allocation for
-	// a few indexes with a few values each; index functions append into
-	// vals' spare capacity.
+// pooledScratch is a scratch of the pool with its inline first buffers: a
+// fresh one needs no further allocation for a few indexes with a few
+// values each; index functions append into vals' spare capacity.
+type pooledScratch[K comparable, T any] struct {
+	sc      scratch[K, T]
 	valsBuf [scratchVals]string
 	endsBuf [scratchIndexes]int
 }
@@ -71,38 +75,43 @@ func (sc *scratch[K, T]) reset() {
 
 // write is one prepared mutation: an upsert of obj under key (with its index
 // values in sc, computed against defs; sc is nil when defs has no index),
-// or a delete of key (del; sc and defs are nil). commit fills old and hadOld with the object stored under key
-// before the write.
+// or a delete of key (del; sc and defs are nil). commit fills old and
+// hadOld with the object stored under key before the write. (The flags come
+// last, together: a batch holds one write per object, and padding after
+// each would cost 8 bytes a write.)
 type write[K comparable, T any] struct {
 	key  K
 	obj  T
-	del  bool
 	defs *indexDefs[T]
 	sc   *scratch[K, T]
+	old  T
 
-	old    T
+	del    bool
 	hadOld bool
 	failed bool // refused by reprepare: tryCommit skips it
+	// slab: sc belongs to a large batch's slab (see prepareItems), not to
+	// the pool: release does not return it there.
+	slab bool
 }
 
 // scratchSlab is how many scratches getScratch allocates at once when the
-// pool is empty: a large batch (a first list) takes one per write, and one
-// allocation of a slab costs far less than as many single allocations.
+// pool is empty: a batch takes one per write, and one allocation of a slab
+// costs far less than as many single allocations.
 const scratchSlab = 32
 
 func (s *Indexer[K, T]) getScratch() *scratch[K, T] {
 	if sc, ok := s.pool.Get().(*scratch[K, T]); ok {
 		return sc
 	}
-	slab := make([]scratch[K, T], scratchSlab)
+	slab := make([]pooledScratch[K, T], scratchSlab)
 	for i := range slab {
-		sc := &slab[i]
-		sc.vals, sc.ends = sc.valsBuf[:0], sc.endsBuf[:0]
+		ps := &slab[i]
+		ps.sc.vals, ps.sc.ends = ps.valsBuf[:0], ps.endsBuf[:0]
 		if i > 0 {
-			s.pool.Put(sc)
+			s.pool.Put(&ps.sc)
 		}
 	}
-	return &slab[0]
+	return &slab[0].sc
 }
 
 func (s *Indexer[K, T]) putScratch(sc *scratch[K, T]) {
@@ -113,11 +122,14 @@ func (s *Indexer[K, T]) putScratch(sc *scratch[K, T]) {
 	s.pool.Put(sc)
 }
 
-// release returns the scratch buffers of ws to the pool.
+// release returns the scratch buffers of ws to the pool (those of a
+// batch's slab are dropped with their slab).
 func (s *Indexer[K, T]) release(ws []write[K, T]) {
 	for i := range ws {
-		s.putScratch(ws[i].sc)
-		ws[i].sc = nil
+		if !ws[i].slab {
+			s.putScratch(ws[i].sc)
+		}
+		ws[i].sc, ws[i].slab = nil, false
 	}
 }
 

@@ -62,7 +62,7 @@ func (l *transformList[K, T]) AddPage(items []T) error {
 func (l *transformList[K, T]) addKeyed(items []T) {
 	fl := l.fl
 	first := len(fl.objs) == 0
-	fl.keys = slices.Grow(fl.keys, len(items))
+	fl.growKeys(len(items))
 	var bad []int
 	for i, obj := range items {
 		k, err := l.s.fifo.keyOf(obj)
@@ -71,7 +71,7 @@ func (l *transformList[K, T]) addKeyed(items []T) {
 			bad = append(bad, i)
 			continue
 		}
-		fl.keys = append(fl.keys, k)
+		fl.pushKey(k)
 	}
 	if first && len(bad) == 0 {
 		// Full slice expression: a later page's append copies, never

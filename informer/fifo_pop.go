@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"runtime"
 	"slices"
 )
 
@@ -41,7 +42,7 @@ const keepMapMax = 1 << 16
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
 func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas Deltas[T], isInInitialList bool) error) error {
-	batch, err := f.take(ctx, 1, false)
+	batch, err := f.take(ctx, 1, false, 0)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas De
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
 func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process func(batch []Item[K, T]) error) error {
-	batch, err := f.take(ctx, maxKeys, true)
+	batch, err := f.take(ctx, maxKeys, true, 0)
 	if err != nil {
 		return err
 	}
@@ -94,17 +95,28 @@ func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process fun
 // take waits until no batch is in flight and a key is queued, then moves up
 // to maxKeys keys (more if wholeReplace and a Replace is pending: up to its
 // end) into f.batch (their deltas into f.arena), marks the batch in
-// flight and returns it. The caller must call finish.
-func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bool) ([]Item[K, T], error) {
+// flight and returns it. The caller must call finish. While nothing can be
+// taken it first yields its processor up to spin times (runtime.Gosched,
+// the lock released), looking again after each yield, before it parks: see
+// loopSpins. Pop and PopBatch do not spin.
+func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bool, spin int) ([]Item[K, T], error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	maxKeys = max(maxKeys, 1)
 	f.mu.Lock()
+	spins := 0
 	for f.popping || f.queuedLen() == 0 {
 		if !f.popping && f.closed {
 			f.mu.Unlock()
 			return nil, ErrClosed
+		}
+		if spins < spin {
+			spins++
+			f.mu.Unlock()
+			runtime.Gosched()
+			f.mu.Lock()
+			continue
 		}
 		if f.wake == nil {
 			f.wake = make(chan struct{})
@@ -218,6 +230,7 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) (queued int, finished uint64) {
 	f.inflightOK = false
 	f.popping = false
 	f.finished = f.order.head // take popped everything below head
+	f.pubFinished.Store(f.finished)
 	if f.queuedLen() > 0 || f.closed {
 		// Waiters wait for a key while none is in flight: with nothing
 		// queued there is nothing for them (the processing loop stays

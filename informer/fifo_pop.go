@@ -112,9 +112,18 @@ func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bo
 			return nil, ErrClosed
 		}
 		if spins < spin {
-			spins++
+			// Look again only once the tail moved (a key queued, or a
+			// Replace or direct hand-off renumbered): an atomic load,
+			// so the spin does not contend for mu with the writer.
+			seen := f.order.tail
 			f.mu.Unlock()
-			runtime.Gosched()
+			for spins < spin {
+				spins++
+				runtime.Gosched()
+				if f.order.pubTail.Load() != seen {
+					break
+				}
+			}
 			f.mu.Lock()
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"runtime"
 	"slices"
 )
 
@@ -42,7 +41,7 @@ const keepMapMax = 1 << 16
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
 func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas Deltas[T], isInInitialList bool) error) error {
-	batch, err := f.take(ctx, 1, false, 0)
+	batch, err := f.take(ctx, 1, false)
 	if err != nil {
 		return err
 	}
@@ -76,7 +75,7 @@ func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas De
 // Possible errors: ctx.Err() (nothing popped), [ErrClosed] (closed and
 // empty), or process's error.
 func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process func(batch []Item[K, T]) error) error {
-	batch, err := f.take(ctx, maxKeys, true, 0)
+	batch, err := f.take(ctx, maxKeys, true)
 	if err != nil {
 		return err
 	}
@@ -95,37 +94,17 @@ func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process fun
 // take waits until no batch is in flight and a key is queued, then moves up
 // to maxKeys keys (more if wholeReplace and a Replace is pending: up to its
 // end) into f.batch (their deltas into f.arena), marks the batch in
-// flight and returns it. The caller must call finish. While nothing can be
-// taken it first yields its processor up to spin times (runtime.Gosched,
-// the lock released), looking again after each yield, before it parks: see
-// loopSpins. Pop and PopBatch do not spin.
-func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bool, spin int) ([]Item[K, T], error) {
+// flight and returns it. The caller must call finish.
+func (f *DeltaFIFO[K, T]) take(ctx context.Context, maxKeys int, wholeReplace bool) ([]Item[K, T], error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	maxKeys = max(maxKeys, 1)
 	f.mu.Lock()
-	spins := 0
 	for f.popping || f.queuedLen() == 0 {
 		if !f.popping && f.closed {
 			f.mu.Unlock()
 			return nil, ErrClosed
-		}
-		if spins < spin {
-			// Look again only once the tail moved (a key queued, or a
-			// Replace or direct hand-off renumbered): an atomic load,
-			// so the spin does not contend for mu with the writer.
-			seen := f.order.tail
-			f.mu.Unlock()
-			for spins < spin {
-				spins++
-				runtime.Gosched()
-				if f.order.pubTail.Load() != seen {
-					break
-				}
-			}
-			f.mu.Lock()
-			continue
 		}
 		if f.wake == nil {
 			f.wake = make(chan struct{})

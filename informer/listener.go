@@ -3,7 +3,6 @@ package informer
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -312,26 +311,6 @@ func (l *listener[K, T]) call() (started int64, seq uint64, key K) {
 	return l.started, l.calls, l.curKey
 }
 
-// handlerSpins is how many times a handler's goroutine that has just
-// delivered a batch and finds its queue empty yields its processor
-// (runtime.Gosched) and looks again before it parks.
-//
-// Parking costs more than its own CPU: the next batch must wake the
-// goroutine, and Go readies a woken goroutine on the waker's processor,
-// where it waits until the waker blocks or until another processor, after
-// backing off for a few µs, steals it, or a parked OS thread is woken for
-// it (tens of µs on a VM). Under a steady stream the processing loop queues
-// the next batch within a few µs: a goroutine that yielded instead of
-// parking finds it with no wake-up, so the handler keeps its processor and
-// the loop pays no signal. The price is bounded: at most handlerSpins
-// yields (each runs whatever else is runnable, or returns at once, a few
-// hundred ns in all when nothing is), once per burst that ends, and only
-// after a delivery, so an idle handler never spins. The yields let the
-// waker's goroutines run first, so spinning never delays the loop, another
-// handler or the reflector. Counted in yields, not time, so tests under
-// testing/synctest see a bounded, clock-free loop.
-const handlerSpins = 16
-
 // run delivers notifications until ctx is done or the listener is stopped.
 // Both are checked before every call, so once either happens the goroutine
 // exits as soon as the call in progress returns; queued notifications are
@@ -362,7 +341,6 @@ func (l *listener[K, T]) run(ctx context.Context) {
 		batch.Clear()
 	}()
 	busy := false // a notification was taken since the last idle report
-	spins := 0    // yields since the last batch delivered (see handlerSpins)
 	for {
 		l.mu.Lock()
 		if l.stopped {
@@ -370,16 +348,6 @@ func (l *listener[K, T]) run(ctx context.Context) {
 			return
 		}
 		got := l.takeLocked(&batch)
-		if got == 0 && busy && spins < handlerSpins {
-			// Just caught up: look again after letting the other
-			// goroutines run, rather than parking at once (see
-			// handlerSpins).
-			l.mu.Unlock()
-			spins++
-			runtime.Gosched()
-			continue
-		}
-		spins = 0
 		l.idle = got == 0
 		if got == 0 {
 			l.queue.Trim(1) // idle: give a burst's chunks back

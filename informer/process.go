@@ -40,26 +40,13 @@ import (
 // functions (as while it runs the transform) it does not read the stream;
 // the events that arrive meanwhile find the stream busy and are queued.
 
-// loopSpins is how many times the processing loop, having just finished a
-// batch and finding the queue empty, yields its processor
-// (runtime.Gosched) and looks again before it parks on the queue; see
-// handlerSpins (listener.go) for why parking costs more than its own CPU
-// and for the bound on the price. Under a stream of events the reflector
-// queues the next key within a few µs: the loop finds it without a wake-up,
-// keeps its processor, and the reflector closes no channel. The loop spins
-// only after a batch it took from the queue (not after a direct hand-off,
-// which it does not see), so an idle informer never spins.
-const loopSpins = 16
-
 // processLoop runs until ctx is done or the queue is closed. It pops as
 // PopBatch does, but keeps what finish returns: the queue's depth for
 // Metrics and the finished sequence number for the version tracker, with no
 // further hold of the queue's lock.
 func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
-	spin := 0 // none before the first batch
 	for {
-		batch, err := inf.fifo.take(ctx, inf.batch, true, spin)
-		spin = loopSpins
+		batch, err := inf.fifo.take(ctx, inf.batch, true)
 		if err != nil {
 			return // ctx is done or the queue is closed: take fails for nothing else
 		}

@@ -133,7 +133,7 @@ func (p *batchProcessor[K, T]) wakeHandlers() {
 // as soon as the commit is done; the direct hand-off's (direct true) leaves
 // that to its caller, to do last (see processTaken).
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T], direct bool) {
-	start := time.Now()
+	start := monoNow() // the monotonic clock only: half the cost of time.Now
 	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
 	pre := inf.indexer.prepareItems(batch) // nil unless a large batch (a list)
 	for i, it := range batch {
@@ -234,7 +234,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		l.reportBacklog()
 	}
 	clear(p.notified) // a removed handler is not kept until the next batch
-	inf.metrics.ProcessingLatency(inf.name, time.Since(start))
+	inf.metrics.ProcessingLatency(inf.name, time.Duration(monoNow()-start))
 }
 
 // maxKeptBatch is the largest batch (in writes or notifications) whose

@@ -77,7 +77,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 				"--initial-cluster", strings.Join(initial, ","),
 				"--initial-cluster-state", "new", "--initial-cluster-token", filepath.Base(dir),
 				"--heartbeat-interval", "50", "--election-timeout", "250",
-				"--unsafe-no-fsync", "--log-level", "error",
+				"--unsafe-no-fsync", "--log-level", "warn",
 			},
 		}
 		c.members = append(c.members, m)
@@ -85,7 +85,12 @@ func StartCluster(t testing.TB, n int) *Cluster {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(c.stop)
+	t.Cleanup(func() {
+		c.stop()
+		if t.Failed() {
+			c.logTails(t, 40)
+		}
+	})
 	c.WaitLeader(30 * time.Second)
 	return c
 }
@@ -197,6 +202,21 @@ func (c *Cluster) WaitLeader(timeout time.Duration) *Member {
 	}
 	c.t.Fatalf("etcdtest: no leader within %v", timeout)
 	return nil
+}
+
+// logTails logs the last n lines of every member's log (warnings and
+// errors: elections, lost peers), to explain a failed test.
+func (c *Cluster) logTails(t testing.TB, n int) {
+	for _, m := range c.members {
+		b, err := os.ReadFile(m.logPath)
+		if err != nil {
+			t.Logf("etcdtest: %s: %v", m.Name, err)
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		lines = lines[max(0, len(lines)-n):]
+		t.Logf("etcdtest: last %d log lines of %s:\n%s", len(lines), m.Name, strings.Join(lines, "\n"))
+	}
 }
 
 func (c *Cluster) stop() {

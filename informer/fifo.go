@@ -3,7 +3,6 @@ package informer
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ginformer/ginformer/internal/safecall"
 )
@@ -89,10 +88,8 @@ type DeltaFIFO[K comparable, T any] struct {
 	gen  uint32 // incremented by each Replace; see slot.gen
 	// finished: every entry with a sequence number below it has been popped
 	// and the process function it was handed to has returned (set by
-	// finish; see sequences). pubFinished mirrors it for sequences,
-	// which reads it without mu.
-	finished    uint64
-	pubFinished atomic.Uint64
+	// finish; see sequences).
+	finished uint64
 
 	populated   bool   // a first Add/Update/Delete/Replace happened
 	initialLeft int    // items of the first Replace not yet processed
@@ -387,16 +384,10 @@ func (f *DeltaFIFO[K, T]) Len() int {
 // back under a later sequence number while finished counts their old one as
 // processed: a consumer relying on sequences must not requeue (the
 // informer's processing loop never does).
-//
-// It takes no lock (the version tracker calls it once per event): both
-// numbers are atomic mirrors, stored under mu where they change, so each
-// is at least as new as anything that happened before the call (the
-// caller's own write included). tail is read first: finished, read after
-// it, can only be newer than it was then, which is safe for a caller
-// waiting for finished to reach tail.
 func (f *DeltaFIFO[K, T]) sequences() (tail, finished uint64) {
-	tail = f.order.pubTail.Load()
-	return tail, f.pubFinished.Load()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.order.tail, f.finished
 }
 
 // LastVersion returns the version given to the last successful Replace, or

@@ -218,7 +218,6 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) (queued int, finished uint64) {
 	f.inflightOK = false
 	f.popping = false
 	f.finished = f.order.head // take popped everything below head
-	f.pubFinished.Store(f.finished)
 	if f.queuedLen() > 0 || f.closed {
 		// Waiters wait for a key while none is in flight: with nothing
 		// queued there is nothing for them (the processing loop stays

@@ -1,10 +1,6 @@
 package informer
 
-import (
-	"sync/atomic"
-
-	"github.com/ginformer/ginformer/internal/ringbuf"
-)
+import "github.com/ginformer/ginformer/internal/ringbuf"
 
 // chunkBits sets the number of entries per chunk of an entryQueue.
 const (
@@ -29,18 +25,6 @@ type entryQueue[K comparable, T any] struct {
 	head   uint64                     // sequence number of the front entry
 	tail   uint64                     // sequence number the next push gets
 	spare  *chunk[K, T]               // a zeroed chunk kept for reuse, or nil
-	// pubTail mirrors tail for readers that do not hold the owner's lock
-	// (see DeltaFIFO.sequences), through publish. It never moves back:
-	// unbulkLocked renumbers below the tail and pushes back up to it, and a
-	// reader must not see the way down.
-	pubTail atomic.Uint64
-}
-
-// publish stores tail in pubTail if it is newer than what pubTail holds.
-func (q *entryQueue[K, T]) publish() {
-	if q.tail > q.pubTail.Load() {
-		q.pubTail.Store(q.tail)
-	}
 }
 
 // len returns the number of entries queued.
@@ -59,7 +43,6 @@ func (q *entryQueue[K, T]) push(e queueEntry[K, T]) uint64 {
 	seq := q.tail
 	*q.at(seq) = e
 	q.tail++
-	q.publish()
 	return seq
 }
 
@@ -97,7 +80,6 @@ func (q *entryQueue[K, T]) skip() {
 		q.chunks.Push(c)
 	}
 	q.tail++
-	q.publish()
 	q.head++
 	if q.head&chunkMask == 0 { // as popFront: the front chunk is used up
 		c, _ := q.chunks.Pop()
@@ -113,7 +95,6 @@ func (q *entryQueue[K, T]) renumber(seq uint64) {
 		q.spare = c
 	}
 	q.head, q.tail = seq, seq
-	q.publish()
 	if seq&chunkMask != 0 { // push expects the chunk holding tail to exist
 		c := q.spare
 		q.spare = nil

@@ -53,8 +53,9 @@ type versionTracker struct {
 	stopped chan struct{}                  // closed by stop
 	stop    func()                         // closes stopped, once
 
-	// mu guards the fields below. seqs is called under it (it takes no
-	// lock: see DeltaFIFO.sequences); no user code runs under it.
+	// mu guards the fields below. It is taken before the FIFO's lock (seqs
+	// is called under it), never the other way round; no user code runs
+	// under it.
 	mu        sync.Mutex
 	pending   ringbuf.Ring[versionMark] // received, not applied yet; one per seq
 	received  uint64                    // ordinal of the last version received
@@ -124,9 +125,6 @@ func (t *versionTracker) rememberLocked(m versionMark) {
 		t.recent.Pop()
 	}
 	t.recent.Push(m)
-	if len(t.waiters) == 0 {
-		return // the common case: no one waits, spare the map lookup
-	}
 	if w := t.waiters[m.version]; w != nil && w.ordinal == 0 {
 		w.ordinal = m.ordinal
 	}

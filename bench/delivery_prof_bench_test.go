@@ -116,27 +116,8 @@ func startProfile(b *testing.B, it int) func() {
 //	cd bench && go test -run '^$' -bench DeliveryFloor -benchtime 200000x
 func BenchmarkDeliveryFloor(b *testing.B) {
 	ps := pool(10_000, 10_000)
-	ws := make(chan *informer.WatchStream[*corev1.Pod], 1)
-	src := informer.SourceFuncs[*corev1.Pod]{
-		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
-			return informer.ListPage[*corev1.Pod]{Version: "1"}, nil
-		},
-		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*corev1.Pod], error) {
-			w := informer.NewWatchStream[*corev1.Pod](ctx, 0)
-			ws <- w
-			return w, nil
-		},
-	}
-	st := &countingStore{}
-	r, err := informer.NewReflector(informer.ReflectorOptions[*corev1.Pod]{Source: src, Store: st})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	w := <-ws
+	w, stop := floorReflector(b, &countingStore{})
+	defer stop()
 	b.ResetTimer()
 	c0 := cpuTime()
 	for i := range b.N {
@@ -148,6 +129,31 @@ func BenchmarkDeliveryFloor(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/event")
+}
+
+// floorReflector runs a Reflector from an empty list into st and returns its
+// watch stream (unbuffered, as the workloads') and a function that stops it
+// and waits for it.
+func floorReflector(b *testing.B, st informer.ReflectorStore[*corev1.Pod]) (*informer.WatchStream[*corev1.Pod], func()) {
+	ws := make(chan *informer.WatchStream[*corev1.Pod], 1)
+	src := informer.SourceFuncs[*corev1.Pod]{
+		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
+			return informer.ListPage[*corev1.Pod]{Version: "1"}, nil
+		},
+		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*corev1.Pod], error) {
+			w := informer.NewWatchStream[*corev1.Pod](ctx, 0)
+			ws <- w
+			return w, nil
+		},
+	}
+	r, err := informer.NewReflector(informer.ReflectorOptions[*corev1.Pod]{Source: src, Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	return <-ws, func() { cancel(); <-done }
 }
 
 // countingStore is a ReflectorStore that only counts what it is given.
@@ -170,28 +176,11 @@ func (s *countingStore) Resync() error                       { return nil }
 //	cd bench && go test -run '^$' -bench DeliveryFloorLatency -benchtime 20000x
 func BenchmarkDeliveryFloorLatency(b *testing.B) {
 	ps := pool(10_000, 10_000)
-	ws := make(chan *informer.WatchStream[*corev1.Pod], 1)
-	src := informer.SourceFuncs[*corev1.Pod]{
-		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*corev1.Pod], error) {
-			return informer.ListPage[*corev1.Pod]{Version: "1"}, nil
-		},
-		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*corev1.Pod], error) {
-			w := informer.NewWatchStream[*corev1.Pod](ctx, 0)
-			ws <- w
-			return w, nil
-		},
-	}
 	st := &stampingStore{stamps: make([]int64, b.N), lat: make([]float64, 0, b.N), c: &counter{}}
 	st.c.work.byNode = make(map[string]int)
-	r, err := informer.NewReflector(informer.ReflectorOptions[*corev1.Pod]{Source: src, Store: st})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	w := <-ws
+	w, stop := floorReflector(b, st)
+	defer stop()
+	ctx := context.Background()
 	runtime_GC()
 	b.ResetTimer()
 	for i := range b.N {

@@ -393,20 +393,7 @@ func TestIdleWatchStaysAlive(t *testing.T) {
 	watch, err := src.Watch(t.Context(), informer.WatchOptions{Version: v})
 	require.NoError(t, err)
 	defer watch.Stop()
-	deadline := time.After(time.Second)
-	bookmarks := 0
-	for done := false; !done; {
-		select {
-		case ev, ok := <-watch.Events():
-			require.True(t, ok)
-			require.Equal(t, informer.EventBookmark, ev.Type, "%v", ev.Err)
-			require.Equal(t, v, ev.Version)
-			bookmarks++
-		case <-deadline:
-			done = true
-		}
-	}
-	require.Greater(t, bookmarks, 2, "liveness probes answered")
+	require.Greater(t, bookmarksFor(t, watch, v, time.Second), 2, "liveness probes answered")
 
 	// On demand, with liveness probes off.
 	quiet := newSource(t, etcd.Options[obj]{Client: c, Prefix: w.prefix, LivenessTimeout: -1})
@@ -445,20 +432,28 @@ func TestEarlyLivenessProbeResent(t *testing.T) {
 	for range 5 {
 		watch, err := src.Watch(t.Context(), informer.WatchOptions{Version: v})
 		require.NoError(t, err)
-		deadline := time.After(600 * time.Millisecond)
-		bookmarks := 0
-		for done := false; !done; {
-			select {
-			case ev, ok := <-watch.Events():
-				require.True(t, ok)
-				require.Equal(t, informer.EventBookmark, ev.Type, "%v", ev.Err)
-				bookmarks++
-			case <-deadline:
-				done = true
-			}
-		}
+		bookmarks := bookmarksFor(t, watch, v, 600*time.Millisecond)
 		watch.Stop()
 		require.Positive(t, bookmarks, "probes answered")
+	}
+}
+
+// bookmarksFor reads watch for d, requiring every event to be a bookmark at
+// version, and returns how many came.
+func bookmarksFor(t *testing.T, watch informer.Watcher[*etcd.Object[obj]], version string, d time.Duration) int {
+	t.Helper()
+	deadline := time.After(d)
+	bookmarks := 0
+	for {
+		select {
+		case ev, ok := <-watch.Events():
+			require.True(t, ok)
+			require.Equal(t, informer.EventBookmark, ev.Type, "%v", ev.Err)
+			require.Equal(t, version, ev.Version)
+			bookmarks++
+		case <-deadline:
+			return bookmarks
+		}
 	}
 }
 

@@ -85,12 +85,17 @@ var missNotes = map[string]string{
 		"both sides, and a full pod is ~8 KB in about 45 heap objects that each GC cycle must mark. ginformer does a " +
 		"few allocations per object (3 of them the labels index function's strings) against client-go's ~18 and " +
 		"does not copy list items (client-go's reflector copies each into its own heap object); it runs the key " +
-		"function once per object, passes a first list to the store without the queue's key map, computes a large " +
-		"batch's index values on two goroutines and fills an empty store on two goroutines with buckets created at " +
-		"their final size. The peak heap counts the decoded list on both sides (it is what the store keeps), so the " +
-		"target is checked on the transient row: peak minus what is retained, the heap the informer held or left as " +
-		"garbage beyond the cache. At 10k the sync takes milliseconds and the fixed costs of starting an informer " +
-		"(goroutines, the first watch) are a large part of it.",
+		"function once per object, passes a first list to the store without the queue's key map (the list's keys go " +
+		"straight into the queue's items), computes a large batch's index values on two goroutines (into one slab of " +
+		"scratches whose values are carved out of shared arrays, about 150 B per object) and fills an empty store on " +
+		"two goroutines with buckets created at their final size. What remains of ginformer's transient heap at 1M " +
+		"(about 500 B per object, from a heap profile of the sync with the collector off): those prepared values " +
+		"(~150 B), the queue's items and deltas (~85 B), the processing loop's writes, deltas and notifications " +
+		"(~145 B, all built at once for the whole list) and the garbage strings of the labels index function (~55 B, " +
+		"the same user code on both sides). The peak heap counts the decoded list on both sides (it is what the " +
+		"store keeps), so the target is checked on the transient row: peak minus what is retained, the heap the " +
+		"informer held or left as garbage beyond the cache. At 10k the sync takes milliseconds and the fixed costs " +
+		"of starting an informer (goroutines, the first watch) are a large part of it.",
 	"Read under writes": "Both informers apply watch events to an Indexer that readers share through a lock. " +
 		"client-go holds the write lock for one object; ginformer commits a batch (up to BatchSize keys: the writer " +
 		"sends faster than the informer applies, so batches reach 1000) in chunks of 32 writes, releasing the lock " +
@@ -106,7 +111,9 @@ var missNotes = map[string]string{
 		"Smaller chunks (8) make more queries block, larger ones (128, whole batches) make each block longer; 32 was " +
 		"best of those measured. What removes it is reads that take no lock (an immutable snapshot behind an atomic " +
 		"pointer, as cilium/statedb does); a persistent-trie Indexer tried for this made writes 5-13× slower, so it " +
-		"waits for a cheaper design.",
+		"waits for a cheaper design. The knee is real: a change that let the pipeline apply twice the writes/s " +
+		"(the reflector reading the queue's sequence numbers without its lock) took the back-to-back readers' p99.9 " +
+		"from 0.2-0.6 ms to 14-15 ms and halved their queries/s, and was taken back (docs/design.md).",
 	"Informer events": "Every event crosses the watch, the DeltaFIFO, the processing loop (key and index functions, one " +
 		"store commit per batch) and the handlers' queues. The delivery part is small now: the processing loop builds " +
 		"one shared copy of a batch's notifications and queues one reference per handler; each handler goroutine takes " +
@@ -114,7 +121,12 @@ var missNotes = map[string]string{
 		"What remains per call is the bookkeeping for the watchdog and Health (one monotonic clock reading, about 40 ns " +
 		"on this VM) and the handler's own work. With 1 handler the CPU profile is mostly the reflector, the DeltaFIFO " +
 		"and the store commit (the labels index function's strings are the allocations left); with 10 handlers, the ten " +
-		"handlers' own work (the same as client-go's) is most of the CPU on 2 cores, which bounds the ratio.",
+		"handlers' own work (the same as client-go's) is most of the CPU on 2 cores, which bounds the ratio. With 1 " +
+		"handler (profile: bench BenchmarkDeliveryProfile) the processing loop takes ~39% of the CPU (17% of it the " +
+		"labels index function), the reflector ~26%, the workload's sender ~20%, the handler ~9%; the sender and the " +
+		"reflector meet on an unbuffered channel and take turns on one core, and that rendezvous alone, with a store " +
+		"that only counts (BenchmarkDeliveryFloor), costs 450-580 ns of CPU per event, over half of the ~820 ns per " +
+		"event that 4× client-go's rate allows: the pipeline keeps only ~1.2 of the 2 cores busy.",
 	"Informer latency": "A lone event now crosses two goroutines on ginformer's side: when the queue is idle and " +
 		"nothing waits behind the event, the reflector's goroutine applies it itself (the same batch code as the " +
 		"processing loop) and wakes the handler's goroutine; a busy stream still queues, so bursts pipeline. " +
@@ -122,7 +134,12 @@ var missNotes = map[string]string{
 		"shows that difference. The p99 on this 2-core VM is set by how long a goroutine woken on the other core waits " +
 		"to run: a bare Go program with two channel hand-offs and about 1 µs of work each shows the same ~60 µs p99, " +
 		"and with GOMAXPROCS=1 the ginformer p99 falls to ~5 µs (client-go ~47 µs, a probe run while developing " +
-		"the hand-off). One hop (to the handler's own goroutine, which isolates a slow handler) is the floor by design.",
+		"the hand-off). The workload's own sender → reflector hop alone (bench BenchmarkDeliveryFloorLatency) has a " +
+		"p50 of 0.3-0.4 µs and a p99 of 26-28 µs; the reflector → handler hop has the same tail, so the p99 lands at " +
+		"40-60 µs from run to run. One hop (to the handler's own goroutine, which isolates a slow handler) is the " +
+		"floor by design: 0.5× would need delivery on the reflector's goroutine, where a slow handler would hold the " +
+		"cache. Handler goroutines that yield a few times before parking met the target in some runs but raised the " +
+		"paced rows' p50 4-18× (docs/design.md).",
 	"Relist": "Without a per-object version, a relist must hold the complete new list while the old contents stay " +
 		"readable (it is applied atomically), and every listed object is an update: the data held at once is at least " +
 		"the steady state plus the new list, about 2× when the objects dominate the heap. With " +

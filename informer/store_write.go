@@ -278,13 +278,7 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 		defer s.wmu.Unlock()
 	}
 	for {
-		s.lock()
-		if ch := s.rebuilding; ch != nil {
-			s.mu.Unlock()
-			<-ch
-			continue
-		}
-		defs := s.defs.Load()
+		defs := s.lockSettled()
 		for i := range ws {
 			if !ws[i].del && !ws[i].failed && ws[i].defs != defs {
 				s.mu.Unlock()
@@ -367,18 +361,27 @@ func (s *Indexer[K, T]) deleteKey(key K) (T, bool) {
 	return w.old, w.hadOld
 }
 
+// lockSettled takes the write lock at a moment when no AddIndexes is
+// rebuilding (waiting for a rebuild on its channel, not on the lock), and
+// returns the index set then current.
+func (s *Indexer[K, T]) lockSettled() *indexDefs[T] {
+	for {
+		s.lock()
+		ch := s.rebuilding
+		if ch == nil {
+			return s.defs.Load()
+		}
+		s.mu.Unlock()
+		<-ch
+	}
+}
+
 // commitOne is commit for a single write. It is separate from tryCommit so
 // that a single write stays on its caller's stack: tryCommit hands its
 // batch to a second goroutine (applyFresh), which makes it escape.
 func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 	for {
-		s.lock()
-		if ch := s.rebuilding; ch != nil {
-			s.mu.Unlock()
-			<-ch
-			continue
-		}
-		defs := s.defs.Load()
+		defs := s.lockSettled()
 		if !w.del && w.defs != defs {
 			s.mu.Unlock()
 			if err := s.values(w, defs); err != nil {

@@ -2,7 +2,6 @@ package etcd_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/shard/shardtest"
@@ -44,15 +42,7 @@ func TestShardedClusterLeaderKilled(t *testing.T) {
 	members, data := base+"members/", base+"data/"
 	w := writer{c: admin, prefix: data}
 	const keys = 3000
-	for i := 0; i < keys; i += 100 {
-		var ops []clientv3.Op
-		for j := i; j < i+100; j++ {
-			b, _ := json.Marshal(obj{Name: fmt.Sprintf("k%04d", j)})
-			ops = append(ops, clientv3.OpPut(w.key(fmt.Sprintf("k%04d", j)), string(b)))
-		}
-		_, err := admin.Txn(t.Context()).Then(ops...).Commit()
-		require.NoError(t, err)
-	}
+	w.seed(t, keys, "k%04d", 0)
 
 	// A writer keeps updating keys, through the election too (failed
 	// writes are dropped; the final check compares with etcd).

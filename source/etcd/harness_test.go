@@ -61,6 +61,21 @@ func (w writer) put(ctx context.Context, o obj) (string, error) {
 	return strconv.FormatInt(resp.Header.Revision, 10), nil
 }
 
+// seed puts n objects named fmt.Sprintf(format, i) for i in [0, n), all at
+// generation gen, in transactions of 100 puts.
+func (w writer) seed(t *testing.T, n int, format string, gen int) {
+	t.Helper()
+	for i := 0; i < n; i += 100 {
+		ops := make([]clientv3.Op, 0, 100)
+		for j := i; j < min(i+100, n); j++ {
+			b, _ := json.Marshal(obj{Name: fmt.Sprintf(format, j), Gen: gen})
+			ops = append(ops, clientv3.OpPut(w.key(fmt.Sprintf(format, j)), string(b)))
+		}
+		_, err := w.c.Txn(t.Context()).Then(ops...).Commit()
+		require.NoError(t, err)
+	}
+}
+
 func (w writer) putRaw(ctx context.Context, name, value string) (string, error) {
 	resp, err := w.c.Put(ctx, w.key(name), value)
 	if err != nil {

@@ -2,7 +2,6 @@ package etcd_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"testing"
@@ -70,15 +69,7 @@ func TestStreamingListOneRevision(t *testing.T) {
 			w := writer{c: client(t), prefix: newPrefix(t)}
 			ctx := t.Context()
 			const n = 2500
-			for i := 0; i < n; i += 100 {
-				ops := make([]clientv3.Op, 0, 100)
-				for j := i; j < i+100; j++ {
-					b, _ := json.Marshal(obj{Name: fmt.Sprintf("k%05d", j), Gen: 1})
-					ops = append(ops, clientv3.OpPut(w.key(fmt.Sprintf("k%05d", j)), string(b)))
-				}
-				_, err := w.c.Txn(ctx).Then(ops...).Commit()
-				require.NoError(t, err)
-			}
+			w.seed(t, n, "k%05d", 1)
 			c := w.c
 			if tc.noStream {
 				c = noStreamClient(t)

@@ -2,7 +2,6 @@ package etcd_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -201,15 +200,7 @@ func TestShardedEtcd(t *testing.T) {
 	members, data := base+"members/", base+"data/"
 	w := writer{c: c, prefix: data}
 	const keys = 3000
-	for i := 0; i < keys; i += 100 {
-		var ops []clientv3.Op
-		for j := i; j < i+100; j++ {
-			b, _ := json.Marshal(obj{Name: fmt.Sprintf("k%04d", j)})
-			ops = append(ops, clientv3.OpPut(w.key(fmt.Sprintf("k%04d", j)), string(b)))
-		}
-		_, err := c.Txn(t.Context()).Then(ops...).Commit()
-		require.NoError(t, err)
-	}
+	w.seed(t, keys, "k%04d", 0)
 
 	// A writer keeps updating keys through every phase.
 	wctx, stopWriter := context.WithCancel(t.Context())

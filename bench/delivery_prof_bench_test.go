@@ -39,15 +39,8 @@ func BenchmarkDeliveryProfile(b *testing.B) {
 					var el time.Duration
 					var cpu int64
 					for it := range b.N {
-						h := newHarness(s, harnessOptions{handlers: handlers})
-						h.setList(tmpl, "1")
-						h.start()
-						h.waitAll(int64(n))
-						h.nextWatch()
-						stamps := make([]int64, m)
-						for _, c := range h.counters {
-							c.record(stamps, int64(n))
-						}
+						h := syncedHarness(s, harnessOptions{handlers: handlers}, tmpl)
+						stamps := h.recordNext(m, n)
 						runtime_GC()
 						stop := startProfile(b, it)
 						c0 := cpuTime()

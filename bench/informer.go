@@ -90,15 +90,8 @@ func eventsWorkload(cfg Config, handlers int) Workload {
 				tmpl = NewPods(Full, n, 1)
 				ps = pool(min(m, 10_000), n)
 			}
-			h := newHarness(s, harnessOptions{handlers: handlers})
-			h.setList(tmpl, "1")
-			h.start()
-			h.waitAll(int64(n))
-			h.nextWatch()
-			stamps := make([]int64, m)
-			for _, c := range h.counters {
-				c.record(stamps, int64(n))
-			}
+			h := syncedHarness(s, harnessOptions{handlers: handlers}, tmpl)
+			stamps := h.recordNext(m, n)
 			runtime_GC()
 			a0 := allocs()
 			c0 := cpuTime()
@@ -153,15 +146,8 @@ func latencyWorkload(cfg Config, handlers, rate int) Workload {
 				tmpl = NewPods(Full, n, 1)
 				ps = pool(k, n)
 			}
-			h := newHarness(s, harnessOptions{handlers: handlers})
-			h.setList(tmpl, "1")
-			h.start()
-			h.waitAll(int64(n))
-			stamps := make([]int64, k)
-			for _, c := range h.counters {
-				c.record(stamps, int64(n))
-			}
-			h.nextWatch()
+			h := syncedHarness(s, harnessOptions{handlers: handlers}, tmpl)
+			stamps := h.recordNext(k, n)
 			runtime_GC()
 			if rate == 0 {
 				for i, p := range ps {

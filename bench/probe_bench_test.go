@@ -32,11 +32,7 @@ func BenchmarkProbeEvents(b *testing.B) {
 	for _, s := range []Side{ClientGo, Ginformer} {
 		for _, handlers := range []int{1, 10} {
 			b.Run(fmt.Sprintf("%s/handlers=%d", s, handlers), func(b *testing.B) {
-				h := newHarness(s, harnessOptions{handlers: handlers})
-				h.setList(tmpl, "1")
-				h.start()
-				h.waitAll(int64(n))
-				h.nextWatch()
+				h := syncedHarness(s, harnessOptions{handlers: handlers}, tmpl)
 				b.ReportAllocs()
 				b.ResetTimer()
 				c0 := cpuTime()

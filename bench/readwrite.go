@@ -62,11 +62,7 @@ func readWriteWorkload(cfg Config, d *rwPods, work time.Duration) Workload {
 				d.ps = spreadPool(min(n, 10_000), n)
 			}
 			tmpl, ps := d.tmpl, d.ps
-			h := newHarness(s, harnessOptions{handlers: 1, nodeIndex: true})
-			h.setList(tmpl, "1")
-			h.start()
-			h.waitAll(int64(n))
-			h.nextWatch()
+			h := syncedHarness(s, harnessOptions{handlers: 1, nodeIndex: true}, tmpl)
 			query := h.nodeQuery()
 			nodes := make([]string, max(n/podsPerNode, 1))
 			for i := range nodes {

@@ -366,6 +366,29 @@ func (h *harness) waitAll(target int64) {
 	}
 }
 
+// syncedHarness builds and starts an informer over list (at version "1"),
+// waits until every handler has received it and the informer has opened its
+// watch: the state every workload that sends watch events starts from.
+func syncedHarness(s Side, o harnessOptions, list []*corev1.Pod) *harness {
+	h := newHarness(s, o)
+	h.setList(list, "1")
+	h.start()
+	h.waitAll(int64(len(list)))
+	h.nextWatch()
+	return h
+}
+
+// recordNext starts latency recording, on every handler, for the next m
+// events after the n callbacks each has seen, and returns the send stamps
+// to fill.
+func (h *harness) recordNext(m, n int) []int64 {
+	stamps := make([]int64, m)
+	for _, c := range h.counters {
+		c.record(stamps, int64(n))
+	}
+	return stamps
+}
+
 // nextWatch waits for the informer's current watch.
 func (h *harness) nextWatch() {
 	t := time.NewTimer(time.Minute)

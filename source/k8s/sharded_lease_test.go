@@ -291,6 +291,19 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 		if n != updates {
 			return fmt.Errorf("%d of %d updates cached", n, updates)
 		}
+		// Every update cached is not every update received: in client
+		// mode a replica also receives the updates of the others' slices,
+		// which change nothing it caches, so wait for those too.
+		for i, r := range rs {
+			recv, _ := r.src.Counts()
+			wantRecv := wantUpd[i]
+			if want == k8s.FilterClient {
+				wantRecv = updates
+			}
+			if got := recv - before[i][0]; got < wantRecv {
+				return fmt.Errorf("%s received %d of %d updates", r.name, got, wantRecv)
+			}
+		}
 		return nil
 	})
 	for i, r := range rs {

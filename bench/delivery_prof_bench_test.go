@@ -102,7 +102,7 @@ func startProfile(b *testing.B, it int) func() {
 
 // BenchmarkDeliveryFloor measures the floor under the "Informer events"
 // burst on ginformer's side: the bench's sender and a Reflector on the same
-// unbuffered WatchStream, the reflector applying each event to a store that
+// WatchStream (buffered as the workloads'), the reflector applying each event to a store that
 // only counts it. Whatever the informer does per event comes on top of this
 // rendezvous.
 //
@@ -125,7 +125,7 @@ func BenchmarkDeliveryFloor(b *testing.B) {
 }
 
 // floorReflector runs a Reflector from an empty list into st and returns its
-// watch stream (unbuffered, as the workloads') and a function that stops it
+// watch stream (watchBuffer events, as the workloads') and a function that stops it
 // and waits for it.
 func floorReflector(b *testing.B, st informer.ReflectorStore[*corev1.Pod]) (*informer.WatchStream[*corev1.Pod], func()) {
 	ws := make(chan *informer.WatchStream[*corev1.Pod], 1)
@@ -134,7 +134,7 @@ func floorReflector(b *testing.B, st informer.ReflectorStore[*corev1.Pod]) (*inf
 			return informer.ListPage[*corev1.Pod]{Version: "1"}, nil
 		},
 		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*corev1.Pod], error) {
-			w := informer.NewWatchStream[*corev1.Pod](ctx, 0)
+			w := informer.NewWatchStream[*corev1.Pod](ctx, watchBuffer)
 			ws <- w
 			return w, nil
 		},
@@ -160,7 +160,7 @@ func (s *countingStore) Resync() error                       { return nil }
 
 // BenchmarkDeliveryFloorLatency is the ping-pong of "Informer latency"
 // (one event in flight) reduced to the workload's own hand-offs: the sender
-// stamps and sends one event on the unbuffered WatchStream, the reflector
+// stamps and sends one event on the WatchStream, the reflector
 // hands it to a store that records the latency and wakes the sender, which
 // waits for that before the next send. The two goroutine hops it measures
 // (sender → reflector → sender) are part of every sample of the real

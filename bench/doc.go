@@ -167,8 +167,12 @@ const fairness = `- **Same inputs.** Both sides get the same pods (built by ` + 
   documented opt-out for fake clients, so its reflector does LIST+WATCH rather than a streaming list; ginformer: a
   ` + "`[]*corev1.Pod`" + ` through ` + "`informer.SourceFuncs`" + ` without streaming list). Each gets the decoded list in its native
   shape; neither pays for decoding. client-go's reflector then copies every list item to its own heap object
-  (` + "`meta.ExtractListWithAlloc`" + `); ginformer stores the pointers it was given. Watches are unbuffered on both sides
-  (` + "`watch.NewFake()`" + ` / ` + "`informer.NewWatchStream(ctx, 0)`" + `), fed by the benchmark goroutine. Page size is left at
+  (` + "`meta.ExtractListWithAlloc`" + `); ginformer stores the pointers it was given. Each side's watch channel is shaped as
+  its own real source shapes it: client-go's Kubernetes watches go through apimachinery's StreamWatcher, whose
+  channel is unbuffered (` + "`watch.NewFake()`" + `, unbuffered too); ginformer's etcd and Kubernetes sources buffer 100
+  events by default (` + "`WatchBuffer`" + `), so its stream is ` + "`informer.NewWatchStream(ctx, 100)`" + `. Both are fed by the
+  benchmark goroutine. (Until this was set, ginformer's stream was unbuffered here too, which made the benchmark's own
+  sender the bottleneck of the 1-handler events row: BenchmarkDeliveryFloor.) Page size is left at
   each library's default; the fake ignores Limit and returns one page on both sides.
 - **Same objects.** Informer workloads (sync, events, latency, read under writes, relist) use full pods: a typical
   Deployment pod with spec and status (one container with env, resources, probes and mounts; two volumes;
@@ -269,14 +273,16 @@ const workloadNotes = `- **FIFO**: add N distinct small pods to a fresh queue, t
   events until the handler has received every one (the cache holds them all). Query latency is every query's time,
   in a log histogram with 2% buckets.
 - **Informer sync**: from Run to HasSynced and until the handler has received the N initial adds.
-- **Informer events**: after syncing 10k pods, back-to-back Modified events on the unbuffered watch until every
+- **Informer events**: after syncing 10k pods, back-to-back Modified events on the watch until every
   handler has counted them all; allocations are process-wide per event; the p50/p99 are send → handler start of
   those events, mostly the time they waited in queues behind the burst. CPU per event is the process's user+system
   time (getrusage) over the burst divided by the events: unlike events/s it does not move when the machine is busy
   with other jobs (waiting for a core costs no CPU), so it is the steadier comparison on a shared machine.
 - **Informer latency**: from just before the watch send to the start of the handler callback (shared monotonic clock);
   single event in flight (the next is sent once every handler saw the previous), or R events/s offered as bursts of
-  R/1000 every millisecond. Every handler callback is a sample.
+  R/1000 every millisecond, each event counted from its burst's arrival (so the time it waits for the earlier events
+  of its burst to be accepted counts on both sides, whether the watch channel blocks or buffers). Every handler
+  callback is a sample.
 - **Relist**: an informer synced with N full pods (steady state = live heap after GC, objects included), then the
   watch fails with "version expired" (410 / ErrExpired) and both reflectors relist: the same N pods, 1% of them
   changed (new resourceVersion and status), plus one new pod at the end of the list (a sentinel: once the handler

@@ -251,16 +251,21 @@ func loop(min time.Duration, setup func(), op func() int) (nsPerUnit, allocsPerU
 
 // pace calls send(0) … send(k-1) at about rate calls per second, in bursts
 // of rate/1000 (at least one) once a millisecond, so that an offered load
-// does not depend on how fast send returns.
-func pace(rate, k int, send func(j int)) {
+// does not depend on how fast send returns. arrived is the burst's arrival
+// (the same since() stamp for every call of a burst, taken when the burst
+// starts): latency measured from it includes the time an event waits for
+// the ones before it in its burst to be accepted, which a stamp taken at
+// each call would leave out whenever send blocks (an unbuffered watch).
+func pace(rate, k int, send func(j int, arrived int64)) {
 	burst := max(rate/1000, 1)
 	t0 := time.Now()
 	for i := 0; i < k; i += burst {
 		if d := time.Until(t0.Add(time.Duration(i/burst) * time.Millisecond)); d > 0 {
 			time.Sleep(d)
 		}
+		arrived := since()
 		for j := i; j < min(i+burst, k); j++ {
-			send(j)
+			send(j, arrived)
 		}
 	}
 }

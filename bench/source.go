@@ -20,9 +20,16 @@ import (
 // The fake list+watch both informers consume. A list returns the response
 // the driver prepared (a fresh deep copy made before the clock starts, like
 // a decoded response: a *PodList for client-go's ListWatch, a []*Pod for
-// ginformer's source); a watch is an unbuffered stream the driver feeds
-// (watch.NewFake for client-go, informer.NewWatchStream(ctx, 0) for
-// ginformer). Neither side pays for decoding.
+// ginformer's source); a watch is a stream the driver feeds, each side's
+// channel shaped as its own real source shapes it: unbuffered for client-go
+// (watch.NewFake, like the StreamWatcher its Kubernetes watches go
+// through), watchBuffer events for ginformer (informer.NewWatchStream, with
+// the default WatchBuffer of its etcd and Kubernetes sources). Neither side
+// pays for decoding.
+
+// watchBuffer is the buffer of ginformer's watch stream: the default
+// WatchBuffer of source/etcd and source/k8s.
+const watchBuffer = 100
 
 var errNoList = errors.New("bench: no list response prepared")
 
@@ -254,7 +261,7 @@ func newHarness(s Side, o harnessOptions) *harness {
 			return informer.ListPage[*corev1.Pod]{}, fmt.Errorf("%w: %w", errNoList, informer.ErrTransient)
 		},
 		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*corev1.Pod], error) {
-			w := informer.NewWatchStream[*corev1.Pod](ctx, 0)
+			w := informer.NewWatchStream[*corev1.Pod](ctx, watchBuffer)
 			h.giWatches <- w
 			return w, nil
 		},
@@ -408,8 +415,9 @@ func (h *harness) nextWatch() {
 	}
 }
 
-// send delivers one Modified event (blocks until the informer receives it:
-// both streams are unbuffered).
+// send delivers one Modified event: on client-go's unbuffered watch it
+// blocks until the informer receives it; on ginformer's it blocks only
+// while watchBuffer events wait.
 func (h *harness) send(p *corev1.Pod) {
 	if h.side == ClientGo {
 		h.cgWatch.Modify(p)

@@ -274,8 +274,8 @@ func wqLatencyWorkload(cfg Config, rate int) Workload {
 					<-handed
 				}
 			} else {
-				pace(rate, k, func(j int) {
-					sent[j].Store(since())
+				pace(rate, k, func(j int, arrived int64) {
+					sent[j].Store(arrived)
 					q.Add(keys[j])
 				})
 			}

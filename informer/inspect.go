@@ -93,15 +93,16 @@ func findByFormattedKey[K comparable, T any](l Lister[K, T], key string) (T, boo
 // IndexStats returns each index's name and number of distinct values, in
 // index order, read under one short read lock.
 func (s *Indexer[K, T]) IndexStats() []IndexStat {
-	s.mu.RLock()
+	s.mu.RLock() // so that defs matches the state
 	defer s.mu.RUnlock()
-	defs := s.defs.Load() // replaced only under mu: it matches s.st
+	defs := s.defs.Load()
 	if defs == nil {
 		return nil // a zero Indexer
 	}
+	st := s.st.Load()
 	stats := make([]IndexStat, len(defs.list))
 	for i, idx := range defs.list {
-		stats[i] = IndexStat{Name: idx.Name, Values: len(s.st.indexes[i])}
+		stats[i] = IndexStat{Name: idx.Name, Values: st.indexes[i].Len()}
 	}
 	return stats
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ginformer/ginformer/internal/swmr"
 )
 
 // IndexerOptions configures [NewIndexer]. The Indexes slice is copied; the
@@ -29,18 +31,28 @@ type IndexerOptions[K comparable, T any] struct {
 // cannot block or corrupt the store. A write whose key or index function
 // fails changes nothing.
 //
-// Reads never block on user code and hold the read lock only briefly:
-// iterators ([Indexer.All], [Indexer.ByIndex], ...) copy a chunk of at most
-// 64 entries under the read lock, release it, and yield the chunk, so a writer
-// waits for at most one chunk copy per reader. Iterators are therefore weakly
+// Reads take no lock and do not wait for writers, and writers do not wait
+// for them ([Indexer.List] excepted; and while a relist is being applied,
+// see below): a read only does atomic loads of structures the writer
+// publishes whole. Every read sees each write whole: an object as it was
+// before the write or after it, and, through an index, only under a value
+// that version of it has. [Indexer.Get] returns an object stored at some
+// moment during the call.
+//
+// Index queries ([Indexer.ByIndex], [IndexRef.ByValue], [Indexer.IndexKeys])
+// copy the matching objects in chunks of at most 64 and yield each chunk;
+// each chunk is a consistent snapshot of its part of the bucket: no write
+// touching that bucket was applied while it was copied (a copy that
+// overlapped one is taken again). A query matching at most 64 objects
+// therefore yields one snapshot of them. Iterators over the whole store
+// ([Indexer.All], [Indexer.Keys], [Indexer.IndexValues]) are weakly
 // consistent: an object stored (and, for index queries, matching) for the
 // whole iteration is yielded exactly once; objects added, removed or moved
-// between index values during the iteration may or may not be yielded; each
-// yielded object is the one stored when its chunk was copied. An iteration
-// that overlaps a [Indexer.Replace] finishes over the set it started on.
-// Iterators may be reused: each use starts over. Their order is not
-// specified. [Indexer.List] is the consistent snapshot, taken under one read
-// lock.
+// between index values during the iteration may or may not be yielded.
+// An iteration that overlaps a [Indexer.Replace] finishes over the set it
+// started on. Iterators may be reused: each use starts over. Their order is
+// not specified. [Indexer.List] is the consistent snapshot of the whole
+// store: it holds writers off while it copies.
 //
 // Stored objects are shared with callers: treat them as read-only.
 //
@@ -59,10 +71,6 @@ type Indexer[K comparable, T any] struct {
 	// pool recycles *scratch[K, T] buffers of prepared index values.
 	pool sync.Pool
 
-	// writers counts writers waiting for mu; readers yield the CPU before
-	// taking the read lock while it is non-zero (see rlockAgain).
-	writers atomic.Int32
-
 	// wmu serializes the operations that must not run between the chunks
 	// of a batch commit (see tryCommit): chunked batches, Replace and
 	// AddIndexes. It is taken before mu, never while holding mu. Single
@@ -74,10 +82,16 @@ type Indexer[K comparable, T any] struct {
 	// applied so far.
 	chunkHook func(applied int)
 
-	// mu guards st, every entry and bucket reachable from it, and
-	// rebuilding.
+	// mu serializes the writers: it is held (locked) by every write to st,
+	// the tables reachable from it, and rebuilding. Readers take its read
+	// side only for List and, rarely, to copy a chunk that writes kept
+	// changing (see copyChunk).
 	mu sync.RWMutex
-	st state[K, T]
+	// st is the current state; readers load it without any lock.
+	st atomic.Pointer[state[K, T]]
+	// relists is odd while the writer applies a batch that must be atomic
+	// for readers (a relist): index chunks copied meanwhile are taken again.
+	relists atomic.Uint32
 	// rebuilding is non-nil while AddIndexes computes the new indexes
 	// outside the lock; writers wait for it to be closed, then re-prepare.
 	rebuilding chan struct{}
@@ -98,7 +112,7 @@ func NewIndexer[K comparable, T any](opts IndexerOptions[K, T]) (*Indexer[K, T],
 	}
 	s := &Indexer[K, T]{keyFunc: opts.KeyFunc}
 	s.defs.Store(defs)
-	s.st = newState[K, T](len(defs.list), 0)
+	s.st.Store(newState(newHasher[K, T](), len(defs.list), 0))
 	return s, nil
 }
 
@@ -217,9 +231,10 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	done := make(chan struct{})
 	s.rebuilding = done
 	// Writers are held off from here on, so the entries cannot change.
-	entries := make([]*entry[K, T], 0, len(s.st.entries))
-	for _, sl := range s.st.entries {
-		entries = append(entries, sl.e)
+	cur := s.st.Load()
+	entries := make([]*version[K, T], 0, cur.entries.Len())
+	for v := range cur.entries.All() {
+		entries = append(entries, v)
 	}
 	s.mu.Unlock()
 
@@ -247,60 +262,75 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	s.putScratch(sc)
 
 	s.lock()
-	st := &s.st
-	st.indexes = append(st.indexes[:len(st.indexes):len(st.indexes)], make([]map[string]*bucket[K, T], len(indexes))...)
+	// A copy of the state with the new (empty) index tables, published once
+	// they are filled: until then readers know nothing of them.
+	st := &state[K, T]{h: cur.h, entries: cur.entries, indexes: append(cur.indexes[:len(cur.indexes):len(cur.indexes)], make([]*swmr.Table[string, bucket[K, T]], len(indexes))...)}
 	for j := first; j < len(defs.list); j++ {
-		st.indexes[j] = make(map[string]*bucket[K, T])
+		st.indexes[j] = newIndexTable[K, T](0)
 	}
-	for i, e := range entries {
+	for i, old := range entries {
 		if len(vals[i]) == 0 {
 			continue
 		}
-		refs := make([]*bucket[K, T], len(e.refs), len(e.refs)+len(vals[i]))
-		copy(refs, e.refs)
+		v := &version[K, T]{key: old.key, obj: old.obj, refs: make([]*bucket[K, T], len(old.refs), len(old.refs)+len(vals[i]))}
+		copy(v.refs, old.refs)
 		start := 0
 		for g, end := range counts[i] {
-			for _, v := range vals[i][start:end] {
-				b := st.bucketFor(first+g, v)
-				b.add(e)
-				refs = append(refs, b)
+			for _, val := range vals[i][start:end] {
+				v.refs = append(v.refs, st.bucketFor(first+g, val))
 			}
 			start = end
 		}
-		e.refs = refs
+		for _, b := range v.refs {
+			if containsBucket(old.refs, b) {
+				b.replace(v)
+			} else {
+				b.join(v, st.h)
+			}
+		}
+		st.list(v.refs)
+		st.entries.Put(v)
 	}
+	s.st.Store(st)
 	s.defs.Store(defs)
 	finish()
 	return nil
 }
 
 // Get returns the object stored under key; ok is false if there is none.
+// It takes no lock.
 func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
-	s.rlock()
-	sl := s.st.entries[key]
-	obj, ok = sl.obj, sl.e != nil
-	s.mu.RUnlock()
-	return obj, ok
-}
-
-// Len returns the number of stored objects.
-func (s *Indexer[K, T]) Len() int {
-	s.rlock()
-	n := len(s.st.entries)
-	s.mu.RUnlock()
-	return n
-}
-
-// List returns a new slice with every stored object: a consistent snapshot
-// taken under one read lock (so it holds writers off for the whole copy;
-// prefer [Indexer.All] for large stores). The order is not specified.
-func (s *Indexer[K, T]) List() []T {
-	s.rlock()
-	out := make([]T, 0, len(s.st.entries))
-	for _, sl := range s.st.entries {
-		out = append(out, sl.obj)
+	if st := s.st.Load(); st != nil {
+		if v := st.entries.Get(key); v != nil {
+			return v.obj, true
+		}
 	}
-	s.mu.RUnlock()
+	return obj, false
+}
+
+// Len returns the number of stored objects. It takes no lock.
+func (s *Indexer[K, T]) Len() int {
+	if st := s.st.Load(); st != nil {
+		return st.entries.Len()
+	}
+	return 0
+}
+
+// List returns a new slice with every stored object: a consistent snapshot,
+// copied under the read side of the writers' lock (so it holds writers off
+// for the whole copy; prefer [Indexer.All] for large stores). The order is
+// not specified.
+func (s *Indexer[K, T]) List() []T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := s.st.Load()
+	if st == nil {
+		return []T{}
+	}
+	out := make([]T, 0, st.entries.Len())
+	for v := range st.entries.All() {
+		out = append(out, v.obj)
+	}
 	return out
 }
 

@@ -55,9 +55,9 @@ func TestIndexerCommitState(t *testing.T) {
 	require.NoError(t, err)
 	prev, err := s.commitState(st, defs, next)
 	require.NoError(t, err)
-	assert.Len(t, prev.entries, 10)
+	assert.Equal(t, 10, prev.entries.Len())
 	for _, p := range old {
-		assert.Same(t, p, prev.entries[NamespacedKey{p.Namespace, p.Name}].obj)
+		assert.Same(t, p, prev.entries.Get(NamespacedKey{p.Namespace, p.Name}).obj)
 	}
 	model := map[NamespacedKey]*testPod{}
 	for _, p := range next {

@@ -107,51 +107,59 @@ func checkIndexer(tb testing.TB, s *Indexer[NamespacedKey, *testPod], model map[
 	checkInternals(tb, s)
 }
 
-// checkInternals verifies refs ⇔ membership and that no bucket is empty.
+// checkInternals verifies refs ⇔ membership, that the entries table and
+// the buckets hold the same versions, and that no bucket is empty.
 func checkInternals(tb testing.TB, s *Indexer[NamespacedKey, *testPod]) {
 	tb.Helper()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	defs := s.defs.Load()
-	if len(s.st.indexes) != len(defs.list) {
-		tb.Fatalf("%d index maps for %d indexes", len(s.st.indexes), len(defs.list))
+	st := s.st.Load()
+	if len(st.indexes) != len(defs.list) {
+		tb.Fatalf("%d index tables for %d indexes", len(st.indexes), len(defs.list))
 	}
 	refCount := 0
-	for k, sl := range s.st.entries {
-		e := sl.e
-		if e.key != k || sl.obj != e.obj {
-			tb.Fatalf("entry under %v has key %v", k, e.key)
-		}
-		for i, b := range e.refs {
-			if i > 0 && e.refs[i-1].ord > b.ord {
+	for v := range st.entries.All() {
+		k := v.key
+		for i, b := range v.refs {
+			if i > 0 && v.refs[i-1].ord > b.ord {
 				tb.Fatalf("refs of %v not ordered by index", k)
 			}
-			if s.st.indexes[b.ord][b.value] != b {
+			if st.indexes[b.ord].Get(b.value) != b {
 				tb.Fatalf("entry %v refers to a bucket %q not in index %d", k, b.value, b.ord)
 			}
-			in := b.one == e
-			if b.members != nil {
-				_, in = b.members[e]
+			member := b.one.Load()
+			if set := b.set.Load(); set != nil {
+				member = set.Get(k)
 			}
-			if !in {
-				tb.Fatalf("entry %v not a member of its bucket %q", k, b.value)
+			if member != v {
+				tb.Fatalf("bucket %q holds %p for %v, the entries table %p", b.value, member, k, v)
 			}
 		}
-		refCount += len(e.refs)
+		refCount += len(v.refs)
 	}
 	members := 0
-	for ord, idx := range s.st.indexes {
-		for v, b := range idx {
-			if b.value != v || int(b.ord) != ord {
-				tb.Fatalf("bucket %q/%d filed under %q/%d", b.value, b.ord, v, ord)
+	for ord, idx := range st.indexes {
+		for b := range idx.All() {
+			if int(b.ord) != ord {
+				tb.Fatalf("bucket %q/%d filed under index %d", b.value, b.ord, ord)
 			}
-			if b.size() == 0 {
-				tb.Fatalf("empty bucket %q left in index %d", v, ord)
+			if b.seq.Load()&1 != 0 || b.pending != 0 {
+				tb.Fatalf("bucket %q: seq %d, pending %d", b.value, b.seq.Load(), b.pending)
 			}
-			if b.members != nil && b.one != nil {
-				tb.Fatalf("bucket %q has both one and members", v)
+			size := 0
+			if set := b.set.Load(); set != nil {
+				if b.one.Load() != nil {
+					tb.Fatalf("bucket %q has both one and a set", b.value)
+				}
+				size = set.Len()
+			} else if b.one.Load() != nil {
+				size = 1
 			}
-			members += b.size()
+			if size == 0 || size != int(b.n) {
+				tb.Fatalf("bucket %q: %d members, n %d", b.value, size, b.n)
+			}
+			members += size
 		}
 	}
 	if members != refCount {

@@ -1,47 +1,54 @@
 package informer
 
-// Applying a first list into an empty store on two goroutines.
+// Applying a first list into an empty store.
 //
 // An informer's first list reaches the Indexer as one atomic batch of new
 // keys (tens of thousands to millions). Applying it is the longest single
 // step of a sync, and it runs while nothing else can: the handlers wait for
-// its notifications. Its parts are independent: the entries map and each
-// index's buckets are separate maps, and each entry's refs are written one
-// slot per index value. applyFresh runs them as tasks on the calling
-// goroutine and one helper, still under the write lock (readers see nothing
-// of the batch until it is whole), and waits for the helper before it
-// returns.
+// its notifications. fresh builds a whole new state out of the readers'
+// sight and the caller publishes it with one atomic store. Its parts are
+// independent: the entries table and each index's buckets are separate
+// tables, and each version's refs are written one slot per index value, so
+// a large batch is split into tasks run on the calling goroutine and one
+// helper (each table has one writer), which fresh waits for.
 
-// freshMin is the smallest batch applyFresh splits over two goroutines.
+// freshMin is the smallest batch fresh splits over two goroutines.
 const freshMin = 4096
 
-// applyFresh applies ws to the empty state st. Every write must be an upsert
-// or a delete (a delete of an absent key changes nothing); writes marked
-// failed are skipped. It reports false, with st empty again, if two writes
-// have the same key (the caller then applies ws one by one).
-func (st *state[K, T]) applyFresh(ws []write[K, T], nIndexes int) bool {
-	ents := make([]*entry[K, T], len(ws))
-	n := 0
+// fresh returns a new state (sharing st's hasher) holding the upserts of ws,
+// applied to an empty store; writes marked failed and deletes (of keys an
+// empty store does not hold) change nothing. Each write's old and hadOld
+// are zeroed.
+func (st *state[K, T]) fresh(ws []write[K, T], nIndexes int) *state[K, T] {
+	vs := make([]*version[K, T], 0, len(ws))
 	for i := range ws {
 		w := &ws[i]
 		w.old, w.hadOld = *new(T), false
 		if w.failed || w.del {
 			continue
 		}
-		e := &entry[K, T]{key: w.key, obj: w.obj}
+		v := &version[K, T]{key: w.key, obj: w.obj}
 		if w.sc != nil && len(w.sc.vals) > 0 {
-			e.refs = make([]*bucket[K, T], len(w.sc.vals))
+			v.refs = make([]*bucket[K, T], len(w.sc.vals))
 		}
-		ents[i] = e
-		n++
+		vs = append(vs, v)
 	}
-	st.entries = make(map[K]slot[K, T], n)
-
-	// Tasks: -1 is the entries map, ord >= 0 an index. Split them over two
-	// workers by their number of inserts.
+	nst := newState(st.h, nIndexes, 0)
+	nst.entries.Reset(vs)
+	if nst.entries.Len() != len(vs) { // a key twice: one by one
+		nst = newState(st.h, nIndexes, len(vs))
+		for i := range ws {
+			if !ws[i].failed {
+				nst.apply(&ws[i])
+			}
+		}
+		return nst
+	}
+	// Index tasks, split over two workers by their number of inserts (the
+	// entries table is filled already).
 	weights := make([]int, nIndexes)
 	for i := range ws {
-		if ents[i] == nil || ws[i].sc == nil {
+		if ws[i].failed || ws[i].del || ws[i].sc == nil {
 			continue
 		}
 		start := 0
@@ -51,8 +58,7 @@ func (st *state[K, T]) applyFresh(ws []write[K, T], nIndexes int) bool {
 		}
 	}
 	var mine, theirs []int
-	wMine, wTheirs := n, 0
-	mine = append(mine, -1)
+	wMine, wTheirs := 0, 0
 	for ord := range weights {
 		if wTheirs <= wMine {
 			theirs, wTheirs = append(theirs, ord), wTheirs+weights[ord]
@@ -61,17 +67,13 @@ func (st *state[K, T]) applyFresh(ws []write[K, T], nIndexes int) bool {
 		}
 	}
 	run := func(tasks []int) {
-		for _, t := range tasks {
-			if t < 0 {
-				for i, e := range ents {
-					if e != nil {
-						st.entries[e.key] = slot[K, T]{e, ws[i].obj}
-					}
-				}
-				continue
-			}
-			st.indexBatch(ws, ents, t)
+		for _, ord := range tasks {
+			nst.indexBatch(ws, vs, ord)
 		}
+	}
+	if len(vs) < freshMin || len(theirs) == 0 {
+		run(append(mine, theirs...))
+		return nst
 	}
 	done := make(chan struct{})
 	go func() {
@@ -80,44 +82,74 @@ func (st *state[K, T]) applyFresh(ws []write[K, T], nIndexes int) bool {
 	}()
 	run(mine)
 	<-done
-	if len(st.entries) != n { // a key twice: start over, one by one
-		*st = newState[K, T](nIndexes, len(ws))
-		return false
-	}
-	return true
+	return nst
 }
 
-// indexBatch adds the new entries ents (nil for writes that store nothing)
-// to the buckets of index ord named by their writes' values. A first pass
-// finds (or creates) each bucket, remembering it in the entry's refs, and
-// counts its new members; the second creates each member set at its final
-// size (growing a set of 10,000 members one doubling at a time rehashes
-// every member about once more) and adds the members.
-func (st *state[K, T]) indexBatch(ws []write[K, T], ents []*entry[K, T], ord int) {
-	for i, e := range ents {
-		if e == nil || ws[i].sc == nil {
+// indexBatch adds the versions vs (one per write of ws that stores
+// something, in order) to the buckets of index ord named by their writes'
+// values. A first pass finds (or creates) each bucket, remembering it in
+// the version's refs, and counts its new members; the second creates each
+// member set at its final size (growing a set of 10,000 members one
+// doubling at a time rehashes every member about once more) and adds the
+// members. The state is not published yet: nothing here is seen by readers.
+func (st *state[K, T]) indexBatch(ws []write[K, T], vs []*version[K, T], ord int) {
+	idx := st.indexes[ord]
+	j := 0
+	for i := range ws {
+		w := &ws[i]
+		if w.failed || w.del {
 			continue
 		}
-		start, end := groupBounds(ws[i].sc, ord)
-		for j := start; j < end; j++ {
-			b := st.bucketFor(ord, ws[i].sc.vals[j])
-			b.pending++
-			e.refs[j] = b
-		}
-	}
-	for i, e := range ents {
-		if e == nil || ws[i].sc == nil {
+		v := vs[j]
+		j++
+		if w.sc == nil || len(w.sc.vals) == 0 {
 			continue
 		}
-		start, end := groupBounds(ws[i].sc, ord)
-		for _, b := range e.refs[start:end] {
-			if b.pending > 1 && b.members == nil {
-				b.members = make(map[*entry[K, T]]struct{}, b.pending)
+		start, end := groupBounds(w.sc, ord)
+		for k := start; k < end; k++ {
+			val := w.sc.vals[k]
+			b := idx.Get(val)
+			if b == nil {
+				b = &bucket[K, T]{value: val, ord: int32(ord)}
+				idx.Put(b)
 			}
-			b.pending = 0
-			b.add(e)
+			b.pending++
+			v.refs[k] = b
 		}
 	}
+	j = 0
+	for i := range ws {
+		w := &ws[i]
+		if w.failed || w.del {
+			continue
+		}
+		v := vs[j]
+		j++
+		if w.sc == nil || len(w.sc.vals) == 0 {
+			continue
+		}
+		start, end := groupBounds(w.sc, ord)
+		for _, b := range v.refs[start:end] {
+			b.joinFresh(v, st.h)
+		}
+	}
+}
+
+// joinFresh adds v to b, a bucket of a state not yet published, creating
+// its set at the size pending announced.
+func (b *bucket[K, T]) joinFresh(v *version[K, T], h *hasher[K, T]) {
+	set := b.set.Load()
+	if set == nil && b.pending > 1 {
+		set = h.newTable(int(b.pending))
+		b.set.Store(set)
+	}
+	b.pending = 0
+	if set != nil {
+		set.Put(v)
+	} else {
+		b.one.Store(v)
+	}
+	b.n++
 }
 
 // groupBounds returns the range of sc.vals holding index ord's values.

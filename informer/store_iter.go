@@ -1,139 +1,188 @@
 package informer
 
-import "iter"
+import (
+	"iter"
 
-// Iteration over an [Indexer] in chunks.
+	"github.com/ginformer/ginformer/internal/swmr"
+)
+
+// Iteration over an [Indexer], without locks.
 //
-// An iterator copies up to chunkSize entries into a buffer on its own stack
-// while holding the read lock, releases the lock, yields the chunk, re-takes
-// the lock and continues the same map range. Modifying a map during a range
-// is legal in Go and mu serializes those modifications with the range, so a
-// writer waits for at most one chunk copy per reader. The Go map iteration
-// rules give the documented consistency: an entry present for the whole range
-// is produced exactly once, an entry removed before it is reached is not
-// produced, an entry added during the range may or may not be.
+// An iterator copies up to chunkSize objects into a buffer on its own stack
+// and yields the chunk, then copies the next one. It reads the slot array of
+// a table (swmr.View) by position, so it goes on where it stopped; it stays
+// on the array it started on (a table that grows publishes a new array and
+// no longer writes the old one), which gives the weak consistency of
+// Indexer's documentation: an object present for the whole iteration is
+// copied exactly once.
+//
+// A chunk is copied under seqlock-style checks: the copy is taken again if
+// a relist was being applied (Indexer.relists odd or changed) and, for an
+// index query, if a write touched the bucket (bucket.seq odd or changed)
+// while it was copied. After chunkTries copies that writes kept changing,
+// the reader copies under the read side of mu, which the writer holds for
+// one chunk of writes at most.
 
-// chunkSize is the number of entries copied per read-lock hold.
+// chunkSize is the number of objects copied per chunk.
 const chunkSize = 64
 
-// kv is one copied entry.
+// chunkTries is how many times a chunk is copied without any lock before
+// the reader falls back to the read lock.
+const chunkTries = 4
+
+// kv is one copied object.
 type kv[K comparable, T any] struct {
 	key K
 	obj T
 }
 
-// rangeEntries yields every entry of the current state's entries map.
-func (s *Indexer[K, T]) rangeEntries(yield func(K, T) bool) {
-	var buf [chunkSize]kv[K, T]
-	n := 0
-	s.rlock()
-	m := s.st.entries // a Replace swaps the map: we finish over this one
-	for k, sl := range m {
-		buf[n] = kv[K, T]{k, sl.obj}
-		n++
-		if n < chunkSize {
-			continue
+// copyBuf is an iterator's buffer.
+type copyBuf[K comparable, T any] struct {
+	buf [chunkSize]kv[K, T]
+	n   int
+}
+
+func (c *copyBuf[K, T]) add(v *version[K, T]) bool {
+	c.buf[c.n] = kv[K, T]{v.key, v.obj}
+	c.n++
+	return c.n == chunkSize
+}
+
+func (c *copyBuf[K, T]) reset() {
+	clear(c.buf[:c.n])
+	c.n = 0
+}
+
+// yield yields the chunk and empties it (so that the stack buffer does not
+// keep objects alive); it reports whether to go on.
+func (c *copyBuf[K, T]) yield(yield func(K, T) bool) bool {
+	for i := range c.n {
+		if !yield(c.buf[i].key, c.buf[i].obj) {
+			c.reset()
+			return false
 		}
-		s.mu.RUnlock()
-		if !yieldChunk(buf[:], yield) {
+	}
+	c.reset()
+	return true
+}
+
+// fillVersions copies the versions of view from slot pos on into c until c
+// is full; it returns the position to go on from, or -1 at the end.
+func fillVersions[K comparable, T any](view swmr.View[version[K, T]], pos int, c *copyBuf[K, T]) int {
+	n := view.Slots()
+	for i := pos; i < n; i++ {
+		if v := view.At(i); v != nil && c.add(v) {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// copyEntries copies the chunk of view starting at slot pos (see
+// fillVersions), again while a relist overlaps the copy.
+func (s *Indexer[K, T]) copyEntries(view swmr.View[version[K, T]], pos int, c *copyBuf[K, T]) int {
+	for try := 0; ; try++ {
+		if try == chunkTries {
+			s.mu.RLock()
+			next := fillVersions(view, pos, c)
+			s.mu.RUnlock()
+			return next
+		}
+		r := s.relists.Load()
+		if r&1 == 0 {
+			next := fillVersions(view, pos, c)
+			if s.relists.Load() == r {
+				return next
+			}
+		}
+		c.reset()
+	}
+}
+
+// rangeEntries yields every object of the current state.
+func (s *Indexer[K, T]) rangeEntries(yield func(K, T) bool) {
+	st := s.st.Load()
+	if st == nil {
+		return
+	}
+	view := st.entries.View() // a Replace swaps the state: we finish over this one
+	var c copyBuf[K, T]
+	for pos := 0; pos >= 0; {
+		pos = s.copyEntries(view, pos, &c)
+		if !c.yield(yield) {
 			return
 		}
-		n = 0
-		s.rlockAgain()
 	}
-	s.mu.RUnlock()
-	yieldChunk(buf[:n], yield)
 }
 
 // rangeKeys is rangeEntries for keys only.
 func (s *Indexer[K, T]) rangeKeys(yield func(K) bool) {
-	var buf [chunkSize]K
-	n := 0
-	s.rlock()
-	m := s.st.entries
-	for k := range m {
-		buf[n] = k
-		n++
-		if n < chunkSize {
-			continue
+	s.rangeEntries(func(k K, _ T) bool { return yield(k) })
+}
+
+// rangeBucket yields the members of the bucket of value in index ord, a
+// chunk at a time, each chunk a consistent copy (see copyBucket).
+func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool) {
+	st := s.st.Load()
+	if st == nil || ord < 0 || ord >= len(st.indexes) {
+		return
+	}
+	b := st.indexes[ord].Get(value)
+	if b == nil {
+		return
+	}
+	var c copyBuf[K, T]
+	var view swmr.View[version[K, T]] // b's set, once the first chunk found one
+	for pos := 0; pos >= 0; {
+		pos = s.copyBucket(b, &view, pos, &c)
+		if !c.yield(yield) {
+			return
 		}
-		s.mu.RUnlock()
-		for i := range buf {
-			if !yield(buf[i]) {
-				return
+	}
+}
+
+// copyBucket copies into c the chunk of b's members starting at slot pos of
+// its set; it returns the position to go on from, or -1 at the end. The
+// first chunk (view still zero) reads b's single member or takes the view
+// of its set. A copy is kept only if no write touched b and no relist was
+// applied while it was taken; after chunkTries failed copies, the chunk is
+// copied under the read lock.
+func (s *Indexer[K, T]) copyBucket(b *bucket[K, T], view *swmr.View[version[K, T]], pos int, c *copyBuf[K, T]) int {
+	first := view.Slots() == 0
+	for try := 0; ; try++ {
+		if try == chunkTries {
+			s.mu.RLock()
+			next := fillBucket(b, view, first, pos, c)
+			s.mu.RUnlock()
+			return next
+		}
+		r, q := s.relists.Load(), b.seq.Load()
+		if (r|q)&1 == 0 {
+			next := fillBucket(b, view, first, pos, c)
+			if s.relists.Load() == r && b.seq.Load() == q {
+				return next
 			}
 		}
-		clear(buf[:])
-		n = 0
-		s.rlockAgain()
-	}
-	s.mu.RUnlock()
-	for i := range n {
-		if !yield(buf[i]) {
-			return
+		c.reset()
+		if first {
+			*view = swmr.View[version[K, T]]{}
 		}
 	}
 }
 
-// yieldChunk yields the chunk and zeroes it (so that the stack buffer does not
-// keep objects alive); it reports whether to go on.
-func yieldChunk[K comparable, T any](c []kv[K, T], yield func(K, T) bool) bool {
-	for i := range c {
-		if !yield(c[i].key, c[i].obj) {
-			clear(c)
-			return false
+// fillBucket is one copy attempt of copyBucket.
+func fillBucket[K comparable, T any](b *bucket[K, T], view *swmr.View[version[K, T]], first bool, pos int, c *copyBuf[K, T]) int {
+	if first {
+		set := b.set.Load()
+		if set == nil {
+			if v := b.one.Load(); v != nil {
+				c.add(v)
+			}
+			return -1
 		}
+		*view = set.View()
 	}
-	clear(c)
-	return true
-}
-
-// rangeBucket yields the members of the bucket of value in index ord.
-func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool) {
-	s.rlock()
-	b := s.bucketLocked(ord, value)
-	if b == nil {
-		s.mu.RUnlock()
-		return
-	}
-	if b.members == nil { // one member (or none)
-		e := b.one
-		if e == nil {
-			s.mu.RUnlock()
-			return
-		}
-		k, obj := e.key, e.obj
-		s.mu.RUnlock()
-		yield(k, obj)
-		return
-	}
-	var buf [chunkSize]kv[K, T]
-	n := 0
-	// members is never replaced once set; if the bucket empties and leaves
-	// the index, the range simply ends.
-	for e := range b.members {
-		buf[n] = kv[K, T]{e.key, e.obj}
-		n++
-		if n < chunkSize {
-			continue
-		}
-		s.mu.RUnlock()
-		if !yieldChunk(buf[:], yield) {
-			return
-		}
-		n = 0
-		s.rlockAgain()
-	}
-	s.mu.RUnlock()
-	yieldChunk(buf[:n], yield)
-}
-
-// bucketLocked returns the bucket of value in index ord, or nil.
-func (s *Indexer[K, T]) bucketLocked(ord int, value string) *bucket[K, T] {
-	if ord < 0 || ord >= len(s.st.indexes) {
-		return nil
-	}
-	return s.st.indexes[ord][value]
+	return fillVersions(*view, pos, c)
 }
 
 // ordOf resolves an index name; it returns -1 for an unknown index (which
@@ -152,9 +201,8 @@ func (s *Indexer[K, T]) ord(index string) (int, bool) {
 }
 
 // All returns an iterator over every stored key and object. It is weakly
-// consistent (see [Indexer]): it holds the read lock only while copying a
-// chunk, never while yielding. The order is not specified; the iterator may
-// be reused, each use starting over.
+// consistent (see [Indexer]) and takes no lock. The order is not specified;
+// the iterator may be reused, each use starting over.
 func (s *Indexer[K, T]) All() iter.Seq2[K, T] {
 	return s.rangeEntries
 }
@@ -166,16 +214,17 @@ func (s *Indexer[K, T]) Keys() iter.Seq[K] {
 }
 
 // ByIndex returns an iterator over the objects whose values in the named
-// index include value, with the guarantees of [Indexer.All]. An unknown
-// value yields nothing. The iterator allocates nothing per object.
+// index include value, in chunks of at most 64, each a consistent snapshot
+// of its part (see [Indexer]). An unknown value yields nothing. The iterator
+// allocates nothing per object and takes no lock.
 //
 // Possible errors: [ErrIndexNotFound]; the iterator returned with it is not
 // nil and yields nothing.
 func (s *Indexer[K, T]) ByIndex(index, value string) (iter.Seq2[K, T], error) {
-	// Kept under the inlining budget (cost 73 of 80) so that the closure is
-	// built on the caller's stack. Both paths return the same closure (an
-	// unknown index has ordinal -1, which rangeBucket treats as empty), which
-	// is what keeps it cheap enough.
+	// Kept under the inlining budget so that the closure is built on the
+	// caller's stack. Both paths return the same closure (an unknown index
+	// has ordinal -1, which rangeBucket treats as empty), which is what
+	// keeps it cheap enough.
 	ord := s.ordOf(index)
 	var err error
 	if ord < 0 {
@@ -216,35 +265,16 @@ func (s *Indexer[K, T]) IndexValues(index string) (iter.Seq[string], error) {
 	return func(yield func(string) bool) { s.rangeValues(ord, yield) }, err
 }
 
-// rangeValues yields the values of index ord, in chunks; nothing for an
-// ordinal out of range.
+// rangeValues yields the values of index ord; nothing for an ordinal out of
+// range. Values are copied in chunks like objects, so that no bucket is
+// referenced while yielding.
 func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
-	var buf [chunkSize]string
-	n := 0
-	s.rlock()
-	if ord < 0 || ord >= len(s.st.indexes) {
-		s.mu.RUnlock()
+	st := s.st.Load()
+	if st == nil || ord < 0 || ord >= len(st.indexes) {
 		return
 	}
-	m := s.st.indexes[ord]
-	for v := range m {
-		buf[n] = v
-		n++
-		if n < chunkSize {
-			continue
-		}
-		s.mu.RUnlock()
-		for i := range buf {
-			if !yield(buf[i]) {
-				return
-			}
-		}
-		n = 0
-		s.rlockAgain()
-	}
-	s.mu.RUnlock()
-	for i := range n {
-		if !yield(buf[i]) {
+	for b := range st.indexes[ord].All() {
+		if !yield(b.value) {
 			return
 		}
 	}
@@ -252,8 +282,8 @@ func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
 
 // Index returns an iterator over the objects that share at least one of
 // obj's values in the named index (client-go's Index), each yielded once,
-// with the guarantees of [Indexer.All]. The index function runs on obj when
-// Index is called, outside any lock.
+// with the guarantees of [Indexer.ByIndex] for each value. The index
+// function runs on obj when Index is called, outside any lock.
 //
 // Possible errors: [ErrIndexNotFound], [ErrIndexFunc] (the function failed
 // on obj); the iterator returned with either is not nil and yields nothing.

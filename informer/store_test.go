@@ -142,15 +142,12 @@ func TestIndexerSameValuesNoBucketWork(t *testing.T) {
 	s := newTestIndexer(testIndexes()...)
 	require.NoError(t, s.Add(pod("ns", "a", "k1=v1", "k2=v2", "k3=v3")))
 	require.NoError(t, s.Add(pod("ns", "b", "k1=v1")))
-	s.mu.RLock()
-	before := slices.Clone(s.st.entries[NamespacedKey{"ns", "a"}].e.refs)
-	s.mu.RUnlock()
+	before := s.st.Load().entries.Get(NamespacedKey{"ns", "a"}).refs
 	for range 10 {
 		require.NoError(t, s.Update(pod("ns", "a", "k3=v3", "k1=v1", "k2=v2")))
 	}
-	s.mu.RLock()
-	after := s.st.entries[NamespacedKey{"ns", "a"}].e.refs
-	s.mu.RUnlock()
+	after := s.st.Load().entries.Get(NamespacedKey{"ns", "a"}).refs
+	require.Same(t, &before[0], &after[0], "the versions share one refs array")
 	require.Equal(t, before, after)
 	checkInternals(t, s)
 }

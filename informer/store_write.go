@@ -42,14 +42,12 @@ type indexDefs[T any] struct {
 
 // scratch holds the prepared index values of one write. vals holds every
 // index's values, deduplicated within an index; index i's values are
-// vals[ends[i-1]:ends[i]] (ends[-1] being 0). refs is working space for
-// state.relink. Scratches are recycled through Indexer.pool (those of a
+// vals[ends[i-1]:ends[i]] (ends[-1] being 0). Scratches are recycled through Indexer.pool (those of a
 // large batch, see prepareItems, are not: they live in one slab per batch,
 // their buffers carved out of the batch's own arrays).
 type scratch[K comparable, T any] struct {
 	vals []string
 	ends []int
-	refs []*bucket[K, T]
 }
 
 // pooledScratch is a scratch of the pool with its inline first buffers: a
@@ -66,11 +64,10 @@ const (
 	scratchIndexes = 4
 )
 
-// reset empties sc, dropping references to strings and buckets.
+// reset empties sc, dropping references to strings.
 func (sc *scratch[K, T]) reset() {
 	clear(sc.vals)
-	clear(sc.refs)
-	sc.vals, sc.ends, sc.refs = sc.vals[:0], sc.ends[:0], sc.refs[:0]
+	sc.vals, sc.ends = sc.vals[:0], sc.ends[:0]
 }
 
 // write is one prepared mutation: an upsert of obj under key (with its index
@@ -285,15 +282,18 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 				return defs
 			}
 		}
-		if len(s.st.entries) == 0 && chunk >= freshMin && s.st.applyFresh(ws, len(defs.list)) {
+		st := s.st.Load()
+		if st.entries.Len() == 0 && len(ws) > presizeMin {
+			// A first list into an empty store: build a new state sized
+			// once (growing the tables through every doubling rehashes
+			// every object about once more), out of the readers' sight,
+			// and publish it whole.
+			s.st.Store(st.fresh(ws, len(defs.list)))
 			s.mu.Unlock()
 			return nil
 		}
-		if len(s.st.entries) == 0 && len(ws) > presizeMin {
-			// A first list into an empty store: size the map once instead
-			// of growing it through every doubling (rehashing is the
-			// largest single cost of an initial sync).
-			s.st.entries = make(map[K]slot[K, T], len(ws))
+		if atomic {
+			s.relists.Add(1) // odd: chunks copied meanwhile are taken again
 		}
 		for i := range ws {
 			if i > 0 && i%chunk == 0 {
@@ -304,8 +304,11 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 				s.lock()
 			}
 			if !ws[i].failed {
-				s.st.apply(&ws[i])
+				st.apply(&ws[i])
 			}
+		}
+		if atomic {
+			s.relists.Add(1)
 		}
 		s.mu.Unlock()
 		return nil
@@ -389,7 +392,9 @@ func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 			}
 			continue
 		}
-		s.st.apply(w)
+		if st := s.st.Load(); st != nil { // nil: a zero Indexer, which holds nothing
+			st.apply(w)
+		}
 		s.mu.Unlock()
 		return nil
 	}
@@ -398,19 +403,19 @@ func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 // buildState prepares a whole new state holding objs (a later duplicate key
 // wins), against the current index set, without taking the lock: the state
 // is private until commitState swaps it in.
-func (s *Indexer[K, T]) buildState(objs []T) (state[K, T], *indexDefs[T], error) {
+func (s *Indexer[K, T]) buildState(objs []T) (*state[K, T], *indexDefs[T], error) {
 	defs := s.defs.Load()
 	n := 0
 	if defs != nil {
 		n = len(defs.list)
 	}
-	st := newState[K, T](n, len(objs))
+	st := newState(s.st.Load().h, n, len(objs))
 	var w write[K, T]
 	w.sc = s.getScratch()
 	defer s.putScratch(w.sc)
 	for _, obj := range objs {
 		if err := s.prepareUpsert(&w, obj); err != nil {
-			return state[K, T]{}, nil, err
+			return nil, nil, err
 		}
 		st.apply(&w)
 	}
@@ -422,7 +427,7 @@ func (s *Indexer[K, T]) buildState(objs []T) (state[K, T], *indexDefs[T], error)
 // relist) may diff it against the new one. If the index set changed since
 // st was built, it is rebuilt from objs. While AddIndexes is rebuilding,
 // commitState waits for it.
-func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T) (state[K, T], error) {
+func (s *Indexer[K, T]) commitState(st *state[K, T], defs *indexDefs[T], objs []T) (*state[K, T], error) {
 	s.wmu.Lock() // not between the chunks of a batch
 	defer s.wmu.Unlock()
 	for {
@@ -436,12 +441,11 @@ func (s *Indexer[K, T]) commitState(st state[K, T], defs *indexDefs[T], objs []T
 			s.mu.Unlock()
 			var err error
 			if st, defs, err = s.buildState(objs); err != nil {
-				return state[K, T]{}, err
+				return nil, err
 			}
 			continue
 		}
-		old := s.st
-		s.st = st
+		old := s.st.Swap(st)
 		s.mu.Unlock()
 		return old, nil
 	}

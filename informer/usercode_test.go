@@ -22,7 +22,9 @@ func TestUserCodeCallsAllocateNothing(t *testing.T) {
 	t.Run("Indexer update", func(t *testing.T) {
 		s := newTestIndexer(testIndexes()[0]) // the namespace index allocates nothing
 		require.NoError(t, s.Add(p))
-		assert.Zero(t, testing.AllocsPerRun(100, func() {
+		// One allocation: the update's new version (readers take no lock,
+		// so a write publishes a new immutable version of its object).
+		assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() {
 			if err := s.Update(p); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,165 @@
+package swmr
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+const (
+	stableKeys = 300  // put before the readers start, replaced but never deleted
+	churnKeys  = 3000 // put and deleted by the writer while readers run
+	readers    = 4
+)
+
+// TestTableConcurrentReaders runs one writer (replacing stable keys,
+// putting and deleting churn keys in waves that grow, churn and shrink the
+// table, and now and then a Reset) against readers that Get stable keys
+// and iterate, checking that a stable key is always found with an element
+// of its own key, and that every iteration yields each stable key exactly
+// once.
+func TestTableConcurrentReaders(t *testing.T) {
+	tb := New[key, elem](keyOf, nil, 0)
+	keys := make([]key, stableKeys+churnKeys)
+	for i := range keys {
+		keys[i] = mk(i, 0).k
+	}
+	index := make(map[key]int, len(keys))
+	for i, k := range keys {
+		index[k] = i
+	}
+	for i := range stableKeys {
+		tb.Put(mk(i, 0))
+	}
+
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	var gets, iterations atomic.Int64
+	errs := make(chan string, readers)
+	for r := range readers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(r), 7))
+			seen := make([]int, len(keys))
+			for round := 0; !done.Load() || round < 10; round++ {
+				for range 50 {
+					k := keys[rng.IntN(stableKeys)]
+					if e := tb.Get(k); e == nil || e.k != k {
+						errs <- "Get of a stable key returned " + describe(e)
+						return
+					}
+					gets.Add(1)
+				}
+				clear(seen)
+				for e := range tb.All() {
+					seen[index[e.k]]++
+				}
+				for i, n := range seen {
+					if i < stableKeys && n != 1 {
+						errs <- "an iteration yielded a stable key " + string(rune('0'+min(n, 9))) + " times"
+						return
+					}
+				}
+				iterations.Add(1)
+			}
+		})
+	}
+
+	rng := rand.New(rand.NewPCG(9, 9))
+	live := map[int]bool{}
+	for step := range 60_000 {
+		switch wave := step / 5000 % 3; {
+		case step%20_000 == 19_999:
+			es := make([]*elem, 0, stableKeys+len(live))
+			for i := range stableKeys {
+				es = append(es, mk(i, step))
+			}
+			for i := range live {
+				es = append(es, mk(i, step))
+			}
+			tb.Reset(es)
+		case rng.IntN(4) == 0:
+			tb.Put(mk(rng.IntN(stableKeys), step))
+		case wave == 0 || (wave == 1 && rng.IntN(2) == 0):
+			i := stableKeys + rng.IntN(churnKeys)
+			tb.Put(mk(i, step))
+			live[i] = true
+		default:
+			i := stableKeys + rng.IntN(churnKeys)
+			tb.Delete(keys[i])
+			delete(live, i)
+		}
+	}
+	done.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if tb.Len() != stableKeys+len(live) {
+		t.Errorf("Len = %d, want %d", tb.Len(), stableKeys+len(live))
+	}
+	t.Logf("%d gets, %d iterations", gets.Load(), iterations.Load())
+}
+
+// TestSetConcurrentReaders is TestTableConcurrentReaders for a Set: stable
+// members are always found and yielded exactly once per iteration while the
+// writer adds and removes others.
+func TestSetConcurrentReaders(t *testing.T) {
+	pool := make([]*elem, stableKeys+churnKeys)
+	index := make(map[*elem]int, len(pool))
+	for i := range pool {
+		pool[i] = &elem{v: i}
+		index[pool[i]] = i
+	}
+	var s Set[elem]
+	for _, p := range pool[:stableKeys] {
+		s.Add(p)
+	}
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	for r := range readers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(r), 8))
+			seen := make([]int, len(pool))
+			for round := 0; !done.Load() || round < 10; round++ {
+				for range 50 {
+					if !s.Has(pool[rng.IntN(stableKeys)]) {
+						failures.Add(1)
+					}
+				}
+				clear(seen)
+				for p := range s.All() {
+					seen[index[p]]++
+				}
+				for i := range stableKeys {
+					if seen[i] != 1 {
+						failures.Add(1)
+					}
+				}
+			}
+		})
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for step := range 60_000 {
+		p := pool[stableKeys+rng.IntN(churnKeys)]
+		if step/5000%3 == 0 || (step/5000%3 == 1 && rng.IntN(2) == 0) {
+			s.Add(p)
+		} else {
+			s.Remove(p)
+		}
+	}
+	done.Store(true)
+	wg.Wait()
+	if n := failures.Load(); n > 0 {
+		t.Fatalf("%d stable members missed or yielded twice", n)
+	}
+}
+
+func describe(e *elem) string {
+	if e == nil {
+		return "nil"
+	}
+	return e.k.ns + "/" + e.k.name
+}

@@ -1,0 +1,211 @@
+package swmr
+
+import (
+	"hash/maphash"
+	"iter"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Table is a hash table of *E keyed by K, where every element carries its
+// own key (keyOf). It holds no nil element, and at most one element per key.
+//
+// Concurrency: Put, Delete and Reset are writes and must be serialized by
+// the caller (one writer at a time, e.g. under the caller's mutex). Get,
+// All and Len are lock-free reads: any number of goroutines may call them
+// concurrently with the writer and with each other; they only do atomic
+// loads and never wait. See the package documentation for the iteration
+// guarantee.
+//
+// The zero value is not usable; create tables with [New].
+type Table[K comparable, E any] struct {
+	cur   atomic.Pointer[array[E]] // the published slot array
+	n     atomic.Int64             // live elements, stored by the writer after each write
+	keyOf func(*E) K
+	hash  func(K) uint64 // nil: maphash.Comparable with seed
+	seed  maphash.Seed
+	tomb  *E
+	used  int // writer only: live + tombstone slots of cur
+}
+
+// New returns an empty table that holds sizeHint elements without growing.
+//
+// keyOf returns the key of an element; it must be cheap, must not be
+// affected by the writer, and must return the same key for an element
+// for as long as the element is in the table. hash hashes a key; nil
+// selects maphash.Comparable with a seed drawn for this table. A supplied
+// hash must be well mixed in its high bits, which pick the slot.
+func New[K comparable, E any](keyOf func(*E) K, hash func(K) uint64, sizeHint int) *Table[K, E] {
+	t := &Table[K, E]{keyOf: keyOf, hash: hash, tomb: tombstone[E]()}
+	if hash == nil {
+		t.seed = maphash.MakeSeed()
+	}
+	t.cur.Store(newArray[E](hintSlots(sizeHint)))
+	return t
+}
+
+func (t *Table[K, E]) hashOf(k K) uint64 {
+	if t.hash != nil {
+		return t.hash(k)
+	}
+	return maphash.Comparable(t.seed, k)
+}
+
+// Get returns the element of key k, or nil if there is none. It is
+// lock-free and may run concurrently with the writer: it returns an element
+// that was in the table at some moment during the call (for a key not
+// concurrently deleted and put again, the latest one put before that moment).
+func (t *Table[K, E]) Get(k K) *E {
+	a := t.cur.Load()
+	s := a.slots
+	for i := a.home(t.hashOf(k)); ; {
+		e := s[i].Load()
+		if e == nil {
+			return nil
+		}
+		if e != t.tomb && t.keyOf(e) == k {
+			return e
+		}
+		if i++; i == len(s) {
+			i = 0
+		}
+	}
+}
+
+// Len returns the number of elements. It is lock-free; it is exact when no
+// write is in progress, and otherwise the count before or after the write.
+func (t *Table[K, E]) Len() int { return int(t.n.Load()) }
+
+// All returns an iterator over the elements, in no specified order. It is
+// lock-free and may run concurrently with the writer: the iteration runs on
+// the slot array current when it starts, and yields every element present
+// for the whole iteration exactly once (see the package documentation for
+// elements put or deleted meanwhile). The iterator may be reused; each use
+// starts over.
+func (t *Table[K, E]) All() iter.Seq[*E] {
+	return func(yield func(*E) bool) { all(t.cur.Load(), t.tomb, yield) }
+}
+
+// Put stores e (not nil) under its key and returns the element it replaced,
+// or nil. A replaced element's slot receives e, so a concurrent iteration
+// yields one of them. Put is a write: callers serialize it with other
+// writes. It allocates only when it rebuilds the slot array.
+func (t *Table[K, E]) Put(e *E) (old *E) {
+	k := t.keyOf(e)
+	h := t.hashOf(k)
+	a := t.cur.Load()
+	s := a.slots
+	free := -1
+	i := a.home(h)
+	for {
+		x := s[i].Load()
+		if x == nil {
+			break
+		}
+		if x == t.tomb {
+			if free < 0 {
+				free = i
+			}
+		} else if t.keyOf(x) == k {
+			s[i].Store(e)
+			return x
+		}
+		if i++; i == len(s) {
+			i = 0
+		}
+	}
+	switch {
+	case free >= 0:
+		s[free].Store(e)
+	case overloaded(t.used+1, len(s)):
+		t.rebuild(rebuildSlots(t.Len()+1), e)
+	default:
+		s[i].Store(e)
+		t.used++
+	}
+	t.n.Add(1)
+	return nil
+}
+
+// Delete removes the element of key k and returns it, or nil if there is
+// none. Delete is a write: callers serialize it with other writes. It
+// allocates only when it shrinks the slot array.
+func (t *Table[K, E]) Delete(k K) (old *E) {
+	a := t.cur.Load()
+	s := a.slots
+	for i := a.home(t.hashOf(k)); ; {
+		x := s[i].Load()
+		if x == nil {
+			return nil
+		}
+		if x != t.tomb && t.keyOf(x) == k {
+			t.used += erase(a, i, t.tomb)
+			live := t.n.Add(-1)
+			if len(s) > shrinkMinSlots && live*8 < int64(len(s)) {
+				t.rebuild(rebuildSlots(int(live)), nil)
+			}
+			return x
+		}
+		if i++; i == len(s) {
+			i = 0
+		}
+	}
+}
+
+// Reset replaces the contents of the table with elems (no nil; for
+// duplicate keys the last one wins) in one step: it fills a new slot array
+// sized for elems, with no intermediate growth, and publishes it with one
+// atomic store, so a concurrent reader sees the old contents or the new,
+// never a mix. Reset(nil) empties the table. To build a table from a slice,
+// call New with sizeHint 0 and then Reset. Reset is a write: callers
+// serialize it with other writes. It does not keep elems.
+func (t *Table[K, E]) Reset(elems []*E) {
+	a := newArray[E](bulkSlots(len(elems)))
+	raw := a.raw()
+	n := 0
+	for _, e := range elems {
+		k := t.keyOf(e)
+		i := a.home(t.hashOf(k))
+		for raw[i] != nil && t.keyOf(raw[i]) != k {
+			if i++; i == len(raw) {
+				i = 0
+			}
+		}
+		if raw[i] == nil {
+			n++
+		}
+		raw[i] = e
+	}
+	t.used = n
+	t.n.Store(int64(n))
+	t.cur.Store(a)
+}
+
+// rebuild publishes a new array of n slots holding the live elements and,
+// if not nil, extra (whose key is not in the table).
+func (t *Table[K, E]) rebuild(n int, extra *E) {
+	old := t.cur.Load()
+	a := newArray[E](n)
+	raw := a.raw()
+	used := 0
+	for i := range old.slots {
+		e := old.slots[i].Load()
+		if e == nil || e == t.tomb {
+			continue
+		}
+		place(raw, a.home(t.hashOf(t.keyOf(e))), e)
+		used++
+	}
+	if extra != nil {
+		place(raw, a.home(t.hashOf(t.keyOf(extra))), extra)
+		used++
+	}
+	t.used = used
+	t.cur.Store(a)
+}
+
+// MemBytes returns the memory the table itself holds, in bytes: its header
+// and its current slot array (not the elements). It is lock-free.
+func (t *Table[K, E]) MemBytes() int {
+	return int(unsafe.Sizeof(*t)) + arrayBytes(len(t.cur.Load().slots))
+}

@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"hash/maphash"
 	"sync/atomic"
 
 	"github.com/ginformer/ginformer/internal/swmr"
@@ -30,62 +29,70 @@ type Index[T any] struct {
 // The index structures behind [Indexer].
 //
 // Readers take no lock. Every structure a reader reaches is either immutable
-// once published (a version, a state) or a swmr.Table, whose readers only do
-// atomic loads. The single writer (holding the Indexer's mu) publishes each
-// change with atomic stores, in an order that lets every read see each write
-// whole; see state.apply.
+// once published (a version, a state) or a table or set of internal/swmr,
+// whose readers only do atomic loads. The single writer (holding the
+// Indexer's mu) publishes each change with atomic stores, in an order that
+// lets every read see each write whole; see state.apply.
 
-// version is one stored state of one object, immutable once published.
-// The entries table and the member sets of the object's buckets hold the
-// same *version, so a reader reaching an object through an index gets its
-// key and object with one dereference. refs are the buckets this version is
-// a member of, ordered by index ordinal, each index's buckets contiguous;
-// consecutive versions of an object share one refs array while its values
-// do not change. Because of refs an update or a delete never calls an index
-// function on the old object: it compares the new values with refs.
-type version[K comparable, T any] struct {
+// entry is one stored key. The entries table and the member sets of the
+// key's buckets hold the entry, which lives as long as the key is stored;
+// each write publishes a new version of it. refs, written and read by the
+// writer only, are the buckets the entry is a member of, ordered by index
+// ordinal, each index's buckets contiguous. Because of refs an update or a
+// delete never calls an index function on the old object: it compares the
+// new values with refs.
+type entry[K comparable, T any] struct {
 	key  K
-	obj  T
+	ver  atomic.Pointer[version[T]] // nil once deleted
 	refs []*bucket[K, T]
 }
 
-// bucket is the set of objects sharing one value in one index. A bucket
+// version is one stored state of an object, immutable once published. seq
+// is the number of the write that published it (Indexer.wseq): a reader
+// that finds no version newer than the write sequence it started from has
+// copied one state of the store (see copyBucket).
+type version[T any] struct {
+	obj T
+	seq uint64
+}
+
+// bucket is the set of entries sharing one value in one index. A bucket
 // with a single member keeps it in one and has no set (most values of a
 // high-cardinality index, such as a pod-name label, have one member, and a
 // set costs far more than a pointer). The second member moves both into a
 // set, which is kept until the bucket empties. An empty bucket is removed
 // from its index.
 //
-// seq is odd while the writer changes the bucket's members (join, replace,
+// seq is odd while the writer changes the bucket's membership (join,
 // leave): a reader that finds seq even, and unchanged after copying members,
-// copied one state of the bucket (see copyBucket).
+// copied one membership of the bucket.
 type bucket[K comparable, T any] struct {
 	value string
-	one   atomic.Pointer[version[K, T]]
-	set   atomic.Pointer[swmr.Table[K, version[K, T]]]
+	one   atomic.Pointer[entry[K, T]]
+	set   atomic.Pointer[swmr.Set[entry[K, T]]]
 	seq   atomic.Uint32
 	ord   int32 // index ordinal in the index set
 	n     int32 // members; writer only
-	// pending counts, while applyFresh fills a new state, the members the
+	// pending counts, while a new state is filled (fresh), the members the
 	// bucket is about to receive, to size its set once. unlisted (-1): a
 	// bucket bucketFor created and the writer has not yet put in its index
-	// (it does once its first member joined, so that readers never find
-	// an empty bucket). Zero otherwise.
+	// (it does once its first member joined, so that readers never find an
+	// empty bucket). Zero otherwise.
 	pending int32
 }
 
-// join adds v, whose key is not a member yet, to b.
-func (b *bucket[K, T]) join(v *version[K, T], h *hasher[K, T]) {
+// join adds e, not a member yet, to b.
+func (b *bucket[K, T]) join(e *entry[K, T]) {
 	b.seq.Add(1)
 	switch set := b.set.Load(); {
 	case set != nil:
-		set.Put(v)
+		set.Add(e)
 	case b.n == 0:
-		b.one.Store(v)
+		b.one.Store(e)
 	default:
-		set = h.newTable(2)
-		set.Put(b.one.Load())
-		set.Put(v)
+		set = swmr.NewSet[entry[K, T]](2)
+		set.Add(b.one.Load())
+		set.Add(e)
 		b.set.Store(set)
 		b.one.Store(nil)
 	}
@@ -93,22 +100,11 @@ func (b *bucket[K, T]) join(v *version[K, T], h *hasher[K, T]) {
 	b.seq.Add(1)
 }
 
-// replace swaps v in for the member with v's key.
-func (b *bucket[K, T]) replace(v *version[K, T]) {
+// leave removes e from b and reports whether b is now empty.
+func (b *bucket[K, T]) leave(e *entry[K, T]) (empty bool) {
 	b.seq.Add(1)
 	if set := b.set.Load(); set != nil {
-		set.Put(v)
-	} else {
-		b.one.Store(v)
-	}
-	b.seq.Add(1)
-}
-
-// leave removes the member of key k and reports whether b is now empty.
-func (b *bucket[K, T]) leave(k K) (empty bool) {
-	b.seq.Add(1)
-	if set := b.set.Load(); set != nil {
-		set.Delete(k)
+		set.Remove(e)
 	} else {
 		b.one.Store(nil)
 	}
@@ -117,23 +113,7 @@ func (b *bucket[K, T]) leave(k K) (empty bool) {
 	return b.n == 0
 }
 
-// hasher makes the tables of an Indexer (its entries and its buckets'
-// member sets), which all hash keys with one seeded function.
-type hasher[K comparable, T any] struct {
-	fn func(K) uint64
-}
-
-func newHasher[K comparable, T any]() *hasher[K, T] {
-	seed := maphash.MakeSeed()
-	return &hasher[K, T]{fn: func(k K) uint64 { return maphash.Comparable(seed, k) }}
-}
-
-// newTable returns an empty table of versions by key, sized for n.
-func (h *hasher[K, T]) newTable(n int) *swmr.Table[K, version[K, T]] {
-	return swmr.New(versionKey[K, T], h.fn, n)
-}
-
-func versionKey[K comparable, T any](v *version[K, T]) K { return v.key }
+func entryKey[K comparable, T any](e *entry[K, T]) K { return e.key }
 
 func bucketValue[K comparable, T any](b *bucket[K, T]) string { return b.value }
 
@@ -141,21 +121,20 @@ func newIndexTable[K comparable, T any](n int) *swmr.Table[string, bucket[K, T]]
 	return swmr.New(bucketValue[K, T], nil, n)
 }
 
-// state is the stored set: the versions by key and, parallel to the index
+// state is the stored set: the entries by key and, parallel to the index
 // set (indexDefs.list), one table from value to bucket per index. A state is
 // published through Indexer.st; the struct itself is never changed once
 // published (its tables are, by the writer). Replace and a first list build
 // a whole new state and swap it in, so that readers see the old set or the
 // new one; AddIndexes publishes a copy with more index tables.
 type state[K comparable, T any] struct {
-	h       *hasher[K, T]
-	entries *swmr.Table[K, version[K, T]]
+	entries *swmr.Table[K, entry[K, T]]
 	indexes []*swmr.Table[string, bucket[K, T]]
 }
 
 // newState returns an empty state for n indexes, sized for about size entries.
-func newState[K comparable, T any](h *hasher[K, T], n, size int) *state[K, T] {
-	st := &state[K, T]{h: h, entries: h.newTable(size), indexes: make([]*swmr.Table[string, bucket[K, T]], n)}
+func newState[K comparable, T any](n, size int) *state[K, T] {
+	st := &state[K, T]{entries: swmr.New(entryKey[K, T], nil, size), indexes: make([]*swmr.Table[string, bucket[K, T]], n)}
 	for i := range st.indexes {
 		st.indexes[i] = newIndexTable[K, T](0)
 	}
@@ -185,68 +164,67 @@ func (st *state[K, T]) list(refs []*bucket[K, T]) {
 	}
 }
 
-// leave removes key k from b, dropping b from its index when it empties.
-func (st *state[K, T]) leave(b *bucket[K, T], k K) {
-	if b.leave(k) {
+// leave removes e from b, dropping b from its index when it empties.
+func (st *state[K, T]) leave(b *bucket[K, T], e *entry[K, T]) {
+	if b.leave(e) {
 		st.indexes[b.ord].Delete(b.value)
 	}
 }
 
-// apply performs one prepared write on st and records the previous object
-// in w.old and w.hadOld. It calls no user code.
+// apply performs one prepared write on st, as write number seq, and
+// records the previous object in w.old and w.hadOld. It calls no user code.
 //
-// Each write publishes a new version, and the order of the stores makes it
-// appear whole to every read: a new object joins its buckets before it
-// enters the entries table; an update replaces the version in the buckets
-// it keeps, joins the new ones, replaces it in the entries table, and only
-// then leaves the buckets it lost; a delete leaves the entries table first.
-// A read that overlaps a write sees the object as it was before the write or
-// after it; an index read may see a moving object under its old value or its
-// new one (each with the matching version), never a version under a value
-// it does not have.
-func (st *state[K, T]) apply(w *write[K, T]) {
-	old := st.entries.Get(w.key)
+// The order of the stores makes each write appear whole to every read. A
+// new key's entry gets its version, joins its buckets, then enters the
+// entries table. An update whose values are unchanged only stores the new
+// version. One whose values changed first leaves the buckets it loses,
+// then stores the new version, then joins the new buckets: an index read
+// finds the entry under a value only while its current version has that
+// value (for a moment it is under neither, like an object moved during an
+// iteration). A delete leaves the entries table and the buckets, then
+// clears the version (for readers still holding the entry).
+func (st *state[K, T]) apply(w *write[K, T], seq uint64) {
+	e := st.entries.Get(w.key)
 	if w.del {
-		if old == nil {
+		if e == nil {
 			return
 		}
-		w.old, w.hadOld = old.obj, true
+		w.old, w.hadOld = e.ver.Load().obj, true
 		st.entries.Delete(w.key)
-		for _, b := range old.refs {
-			st.leave(b, w.key)
+		for _, b := range e.refs {
+			st.leave(b, e)
 		}
+		e.refs = nil
+		e.ver.Store(nil)
 		return
 	}
+	v := &version[T]{obj: w.obj, seq: seq}
 	sc := w.sc
-	if old == nil {
-		v := &version[K, T]{key: w.key, obj: w.obj}
+	if e == nil {
+		e = &entry[K, T]{key: w.key}
+		e.ver.Store(v)
 		if sc != nil && len(sc.vals) > 0 {
-			v.refs = make([]*bucket[K, T], len(sc.vals))
+			e.refs = make([]*bucket[K, T], len(sc.vals))
 			start := 0
 			for ord, end := range sc.ends {
 				for j := start; j < end; j++ {
-					v.refs[j] = st.bucketFor(ord, sc.vals[j])
+					b := st.bucketFor(ord, sc.vals[j])
+					b.join(e)
+					e.refs[j] = b
 				}
 				start = end
 			}
-			for _, b := range v.refs {
-				b.join(v, st.h)
-			}
-			st.list(v.refs)
+			st.list(e.refs)
 		}
-		st.entries.Put(v)
+		st.entries.Put(e)
 		return
 	}
-	w.old, w.hadOld = old.obj, true
-	if st.sameRefs(old.refs, sc) {
-		v := &version[K, T]{key: w.key, obj: w.obj, refs: old.refs}
-		for _, b := range v.refs {
-			b.replace(v)
-		}
-		st.entries.Put(v)
+	w.old, w.hadOld = e.ver.Load().obj, true
+	if sameRefs(e.refs, sc) {
+		e.ver.Store(v)
 		return
 	}
-	st.relink(old, w)
+	st.relink(e, v, sc)
 }
 
 // group returns the part of refs, starting at from, that belongs to index ord.
@@ -261,7 +239,7 @@ func group[K comparable, T any](refs []*bucket[K, T], from, ord int) []*bucket[K
 // sameRefs reports whether the values in sc are exactly the buckets refs
 // names, index by index (as sets: the order of values does not matter; both
 // sides are free of duplicates).
-func (st *state[K, T]) sameRefs(refs []*bucket[K, T], sc *scratch[K, T]) bool {
+func sameRefs[K comparable, T any](refs []*bucket[K, T], sc *scratch[K, T]) bool {
 	if sc == nil { // no index
 		return len(refs) == 0
 	}
@@ -288,43 +266,40 @@ func (st *state[K, T]) sameRefs(refs []*bucket[K, T], sc *scratch[K, T]) bool {
 	return true
 }
 
-// relink publishes w's object as a new version of old whose values changed:
-// kept values keep their bucket (the version is replaced in it), new values
-// join theirs, and, once the entries table holds the new version, lost
-// values leave theirs.
-func (st *state[K, T]) relink(old *version[K, T], w *write[K, T]) {
-	v := &version[K, T]{key: w.key, obj: w.obj}
-	sc := w.sc
+// relink publishes v for e, whose values changed to those in sc: lost
+// values leave their buckets first, then v is stored, then new values join
+// theirs; kept values keep their bucket untouched.
+func (st *state[K, T]) relink(e *entry[K, T], v *version[T], sc *scratch[K, T]) {
+	var refs []*bucket[K, T]
 	if sc != nil && len(sc.vals) > 0 {
-		v.refs = make([]*bucket[K, T], 0, len(sc.vals))
+		refs = make([]*bucket[K, T], 0, len(sc.vals))
 		ostart, start := 0, 0
 		for ord, end := range sc.ends {
-			og := group(old.refs, ostart, ord)
+			og := group(e.refs, ostart, ord)
 			for _, val := range sc.vals[start:end] {
 				b := findBucket(og, val)
 				if b == nil {
 					b = st.bucketFor(ord, val)
 				}
-				v.refs = append(v.refs, b)
+				refs = append(refs, b)
 			}
 			ostart += len(og)
 			start = end
 		}
 	}
-	for _, b := range v.refs {
-		if containsBucket(old.refs, b) {
-			b.replace(v)
-		} else {
-			b.join(v, st.h)
+	for _, b := range e.refs {
+		if !containsBucket(refs, b) {
+			st.leave(b, e)
 		}
 	}
-	st.list(v.refs)
-	st.entries.Put(v)
-	for _, b := range old.refs {
-		if !containsBucket(v.refs, b) {
-			st.leave(b, w.key)
+	e.ver.Store(v)
+	for _, b := range refs {
+		if !containsBucket(e.refs, b) {
+			b.join(e)
 		}
 	}
+	st.list(refs)
+	e.refs = refs
 }
 
 // findBucket returns the bucket in g whose value is v, or nil.

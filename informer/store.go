@@ -90,8 +90,12 @@ type Indexer[K comparable, T any] struct {
 	// st is the current state; readers load it without any lock.
 	st atomic.Pointer[state[K, T]]
 	// relists is odd while the writer applies a batch that must be atomic
-	// for readers (a relist): index chunks copied meanwhile are taken again.
+	// for readers (a relist): chunks copied meanwhile are taken again.
 	relists atomic.Uint32
+	// wseq numbers the writes: the writer stores the next number before it
+	// publishes the write's version (version.seq). Readers load it to tell
+	// whether a version they copied is newer than their copy's start.
+	wseq atomic.Uint64
 	// rebuilding is non-nil while AddIndexes computes the new indexes
 	// outside the lock; writers wait for it to be closed, then re-prepare.
 	rebuilding chan struct{}
@@ -112,7 +116,7 @@ func NewIndexer[K comparable, T any](opts IndexerOptions[K, T]) (*Indexer[K, T],
 	}
 	s := &Indexer[K, T]{keyFunc: opts.KeyFunc}
 	s.defs.Store(defs)
-	s.st.Store(newState(newHasher[K, T](), len(defs.list), 0))
+	s.st.Store(newState[K, T](len(defs.list), 0))
 	return s, nil
 }
 
@@ -232,9 +236,11 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	s.rebuilding = done
 	// Writers are held off from here on, so the entries cannot change.
 	cur := s.st.Load()
-	entries := make([]*version[K, T], 0, cur.entries.Len())
-	for v := range cur.entries.All() {
-		entries = append(entries, v)
+	entries := make([]*entry[K, T], 0, cur.entries.Len())
+	objs := make([]T, 0, cur.entries.Len())
+	for e := range cur.entries.All() {
+		entries = append(entries, e)
+		objs = append(objs, e.ver.Load().obj)
 	}
 	s.mu.Unlock()
 
@@ -250,7 +256,7 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	sc := s.getScratch()
 	for i, e := range entries {
 		sc.reset()
-		if err := appendValues(sc, defs.list[first:], e.key, e.obj); err != nil {
+		if err := appendValues(sc, defs.list[first:], e.key, objs[i]); err != nil {
 			s.putScratch(sc)
 			s.lock()
 			finish()
@@ -264,32 +270,27 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	s.lock()
 	// A copy of the state with the new (empty) index tables, published once
 	// they are filled: until then readers know nothing of them.
-	st := &state[K, T]{h: cur.h, entries: cur.entries, indexes: append(cur.indexes[:len(cur.indexes):len(cur.indexes)], make([]*swmr.Table[string, bucket[K, T]], len(indexes))...)}
+	st := &state[K, T]{entries: cur.entries, indexes: append(cur.indexes[:len(cur.indexes):len(cur.indexes)], make([]*swmr.Table[string, bucket[K, T]], len(indexes))...)}
 	for j := first; j < len(defs.list); j++ {
 		st.indexes[j] = newIndexTable[K, T](0)
 	}
-	for i, old := range entries {
+	for i, e := range entries {
 		if len(vals[i]) == 0 {
 			continue
 		}
-		v := &version[K, T]{key: old.key, obj: old.obj, refs: make([]*bucket[K, T], len(old.refs), len(old.refs)+len(vals[i]))}
-		copy(v.refs, old.refs)
+		refs := make([]*bucket[K, T], len(e.refs), len(e.refs)+len(vals[i]))
+		copy(refs, e.refs)
 		start := 0
 		for g, end := range counts[i] {
 			for _, val := range vals[i][start:end] {
-				v.refs = append(v.refs, st.bucketFor(first+g, val))
+				b := st.bucketFor(first+g, val)
+				b.join(e)
+				refs = append(refs, b)
 			}
 			start = end
 		}
-		for _, b := range v.refs {
-			if containsBucket(old.refs, b) {
-				b.replace(v)
-			} else {
-				b.join(v, st.h)
-			}
-		}
-		st.list(v.refs)
-		st.entries.Put(v)
+		st.list(refs[len(e.refs):])
+		e.refs = refs
 	}
 	s.st.Store(st)
 	s.defs.Store(defs)
@@ -301,8 +302,10 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 // It takes no lock.
 func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
 	if st := s.st.Load(); st != nil {
-		if v := st.entries.Get(key); v != nil {
-			return v.obj, true
+		if e := st.entries.Get(key); e != nil {
+			if v := e.ver.Load(); v != nil {
+				return v.obj, true
+			}
 		}
 	}
 	return obj, false
@@ -328,8 +331,8 @@ func (s *Indexer[K, T]) List() []T {
 		return []T{}
 	}
 	out := make([]T, 0, st.entries.Len())
-	for v := range st.entries.All() {
-		out = append(out, v.obj)
+	for e := range st.entries.All() {
+		out = append(out, e.ver.Load().obj)
 	}
 	return out
 }

@@ -1,5 +1,7 @@
 package informer
 
+import "github.com/ginformer/ginformer/internal/swmr"
+
 // Applying a first list into an empty store.
 //
 // An informer's first list reaches the Indexer as one atomic batch of new
@@ -15,34 +17,35 @@ package informer
 // freshMin is the smallest batch fresh splits over two goroutines.
 const freshMin = 4096
 
-// fresh returns a new state (sharing st's hasher) holding the upserts of ws,
-// applied to an empty store; writes marked failed and deletes (of keys an
-// empty store does not hold) change nothing. Each write's old and hadOld
-// are zeroed.
-func (st *state[K, T]) fresh(ws []write[K, T], nIndexes int) *state[K, T] {
-	vs := make([]*version[K, T], 0, len(ws))
+// fresh returns a new state holding the upserts of ws, applied to an empty
+// store; writes marked failed and deletes (of keys an empty store does not
+// hold) change nothing. Each write's old and hadOld are zeroed. The state is
+// published whole, so its versions carry write number 0.
+func fresh[K comparable, T any](ws []write[K, T], nIndexes int) *state[K, T] {
+	es := make([]*entry[K, T], 0, len(ws))
 	for i := range ws {
 		w := &ws[i]
 		w.old, w.hadOld = *new(T), false
 		if w.failed || w.del {
 			continue
 		}
-		v := &version[K, T]{key: w.key, obj: w.obj}
+		e := &entry[K, T]{key: w.key}
+		e.ver.Store(&version[T]{obj: w.obj})
 		if w.sc != nil && len(w.sc.vals) > 0 {
-			v.refs = make([]*bucket[K, T], len(w.sc.vals))
+			e.refs = make([]*bucket[K, T], len(w.sc.vals))
 		}
-		vs = append(vs, v)
+		es = append(es, e)
 	}
-	nst := newState(st.h, nIndexes, 0)
-	nst.entries.Reset(vs)
-	if nst.entries.Len() != len(vs) { // a key twice: one by one
-		nst = newState(st.h, nIndexes, len(vs))
+	st := newState[K, T](nIndexes, 0)
+	st.entries.Reset(es)
+	if st.entries.Len() != len(es) { // a key twice: one by one
+		st = newState[K, T](nIndexes, len(es))
 		for i := range ws {
 			if !ws[i].failed {
-				nst.apply(&ws[i])
+				st.apply(&ws[i], 0)
 			}
 		}
-		return nst
+		return st
 	}
 	// Index tasks, split over two workers by their number of inserts (the
 	// entries table is filled already).
@@ -68,12 +71,12 @@ func (st *state[K, T]) fresh(ws []write[K, T], nIndexes int) *state[K, T] {
 	}
 	run := func(tasks []int) {
 		for _, ord := range tasks {
-			nst.indexBatch(ws, vs, ord)
+			st.indexBatch(ws, es, ord)
 		}
 	}
-	if len(vs) < freshMin || len(theirs) == 0 {
+	if len(es) < freshMin || len(mine) == 0 {
 		run(append(mine, theirs...))
-		return nst
+		return st
 	}
 	done := make(chan struct{})
 	go func() {
@@ -82,17 +85,17 @@ func (st *state[K, T]) fresh(ws []write[K, T], nIndexes int) *state[K, T] {
 	}()
 	run(mine)
 	<-done
-	return nst
+	return st
 }
 
-// indexBatch adds the versions vs (one per write of ws that stores
+// indexBatch adds the entries es (one per write of ws that stores
 // something, in order) to the buckets of index ord named by their writes'
 // values. A first pass finds (or creates) each bucket, remembering it in
-// the version's refs, and counts its new members; the second creates each
+// the entry's refs, and counts its new members; the second creates each
 // member set at its final size (growing a set of 10,000 members one
 // doubling at a time rehashes every member about once more) and adds the
-// members. The state is not published yet: nothing here is seen by readers.
-func (st *state[K, T]) indexBatch(ws []write[K, T], vs []*version[K, T], ord int) {
+// members. The state is not published yet: no reader sees any of this.
+func (st *state[K, T]) indexBatch(ws []write[K, T], es []*entry[K, T], ord int) {
 	idx := st.indexes[ord]
 	j := 0
 	for i := range ws {
@@ -100,7 +103,7 @@ func (st *state[K, T]) indexBatch(ws []write[K, T], vs []*version[K, T], ord int
 		if w.failed || w.del {
 			continue
 		}
-		v := vs[j]
+		e := es[j]
 		j++
 		if w.sc == nil || len(w.sc.vals) == 0 {
 			continue
@@ -114,7 +117,7 @@ func (st *state[K, T]) indexBatch(ws []write[K, T], vs []*version[K, T], ord int
 				idx.Put(b)
 			}
 			b.pending++
-			v.refs[k] = b
+			e.refs[k] = b
 		}
 	}
 	j = 0
@@ -123,31 +126,31 @@ func (st *state[K, T]) indexBatch(ws []write[K, T], vs []*version[K, T], ord int
 		if w.failed || w.del {
 			continue
 		}
-		v := vs[j]
+		e := es[j]
 		j++
 		if w.sc == nil || len(w.sc.vals) == 0 {
 			continue
 		}
 		start, end := groupBounds(w.sc, ord)
-		for _, b := range v.refs[start:end] {
-			b.joinFresh(v, st.h)
+		for _, b := range e.refs[start:end] {
+			b.joinFresh(e)
 		}
 	}
 }
 
-// joinFresh adds v to b, a bucket of a state not yet published, creating
+// joinFresh adds e to b, a bucket of a state not yet published, creating
 // its set at the size pending announced.
-func (b *bucket[K, T]) joinFresh(v *version[K, T], h *hasher[K, T]) {
+func (b *bucket[K, T]) joinFresh(e *entry[K, T]) {
 	set := b.set.Load()
 	if set == nil && b.pending > 1 {
-		set = h.newTable(int(b.pending))
+		set = swmr.NewSet[entry[K, T]](int(b.pending))
 		b.set.Store(set)
 	}
 	b.pending = 0
 	if set != nil {
-		set.Put(v)
+		set.Add(e)
 	} else {
-		b.one.Store(v)
+		b.one.Store(e)
 	}
 	b.n++
 }

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"iter"
+	"runtime"
 
 	"github.com/ginformer/ginformer/internal/swmr"
 )
@@ -10,25 +11,32 @@ import (
 //
 // An iterator copies up to chunkSize objects into a buffer on its own stack
 // and yields the chunk, then copies the next one. It reads the slot array of
-// a table (swmr.View) by position, so it goes on where it stopped; it stays
-// on the array it started on (a table that grows publishes a new array and
-// no longer writes the old one), which gives the weak consistency of
-// Indexer's documentation: an object present for the whole iteration is
+// a table or set (swmr.View) by position, so it goes on where it stopped;
+// it stays on the array it started on (a table that grows publishes a new
+// array and no longer writes the old one), which gives the weak consistency
+// of Indexer's documentation: an object present for the whole iteration is
 // copied exactly once.
 //
-// A chunk is copied under seqlock-style checks: the copy is taken again if
-// a relist was being applied (Indexer.relists odd or changed) and, for an
-// index query, if a write touched the bucket (bucket.seq odd or changed)
-// while it was copied. After chunkTries copies that writes kept changing,
-// the reader copies under the read side of mu, which the writer holds for
-// one chunk of writes at most.
+// A chunk is copied under seqlock-style checks, and copied again if one
+// fails: a relist was being applied (Indexer.relists odd or changed; the
+// reader then waits for it under the read lock), and, for an index query,
+// the bucket's membership changed (bucket.seq odd or changed) or a copied
+// version is newer than the write sequence read before the copy (one of the
+// chunk's objects was written meanwhile). A chunk of an index query is thus
+// one state of its objects. Writes to other objects do not disturb it.
 
 // chunkSize is the number of objects copied per chunk.
 const chunkSize = 64
 
-// chunkTries is how many times a chunk is copied without any lock before
-// the reader falls back to the read lock.
-const chunkTries = 4
+// chunkTries is how many failed copies of an index chunk a reader makes
+// before it yields the CPU between tries (the writer may be descheduled in
+// the middle of a change), and chunkLockTries how many before it copies
+// under the read lock: writes to the chunk's own objects would have to
+// outpace every copy for that long.
+const (
+	chunkTries     = 4
+	chunkLockTries = 64
+)
 
 // kv is one copied object.
 type kv[K comparable, T any] struct {
@@ -40,12 +48,6 @@ type kv[K comparable, T any] struct {
 type copyBuf[K comparable, T any] struct {
 	buf [chunkSize]kv[K, T]
 	n   int
-}
-
-func (c *copyBuf[K, T]) add(v *version[K, T]) bool {
-	c.buf[c.n] = kv[K, T]{v.key, v.obj}
-	c.n++
-	return c.n == chunkSize
 }
 
 func (c *copyBuf[K, T]) reset() {
@@ -66,37 +68,57 @@ func (c *copyBuf[K, T]) yield(yield func(K, T) bool) bool {
 	return true
 }
 
-// fillVersions copies the versions of view from slot pos on into c until c
-// is full; it returns the position to go on from, or -1 at the end.
-func fillVersions[K comparable, T any](view swmr.View[version[K, T]], pos int, c *copyBuf[K, T]) int {
+// add copies e's current version into c unless e was deleted; it reports
+// whether that version is newer than write seq (the copy is then not one
+// state) and whether c is full.
+func (c *copyBuf[K, T]) add(e *entry[K, T], seq uint64) (newer, full bool) {
+	v := e.ver.Load()
+	if v == nil {
+		return false, false
+	}
+	c.buf[c.n] = kv[K, T]{e.key, v.obj}
+	c.n++
+	return v.seq > seq, c.n == chunkSize
+}
+
+// fillEntries copies the entries of view from slot pos on into c until c is
+// full; it returns the position to go on from (-1 at the end) and whether a
+// copied version is newer than write seq.
+func fillEntries[K comparable, T any](view swmr.View[entry[K, T]], pos int, seq uint64, c *copyBuf[K, T]) (next int, newer bool) {
 	n := view.Slots()
 	for i := pos; i < n; i++ {
-		if v := view.At(i); v != nil && c.add(v) {
-			return i + 1
+		if e := view.At(i); e != nil {
+			nw, full := c.add(e, seq)
+			newer = newer || nw
+			if full {
+				return i + 1, newer
+			}
 		}
 	}
-	return -1
+	return -1, newer
 }
 
 // copyEntries copies the chunk of view starting at slot pos (see
-// fillVersions), again while a relist overlaps the copy.
-func (s *Indexer[K, T]) copyEntries(view swmr.View[version[K, T]], pos int, c *copyBuf[K, T]) int {
-	for try := 0; ; try++ {
-		if try == chunkTries {
-			s.mu.RLock()
-			next := fillVersions(view, pos, c)
-			s.mu.RUnlock()
-			return next
-		}
+// fillEntries), again if a relist overlapped the copy.
+func (s *Indexer[K, T]) copyEntries(view swmr.View[entry[K, T]], pos int, c *copyBuf[K, T]) int {
+	for {
 		r := s.relists.Load()
-		if r&1 == 0 {
-			next := fillVersions(view, pos, c)
-			if s.relists.Load() == r {
-				return next
-			}
+		if r&1 != 0 {
+			return s.lockedCopy(func() int { next, _ := fillEntries(view, pos, ^uint64(0), c); return next })
+		}
+		next, _ := fillEntries(view, pos, ^uint64(0), c)
+		if s.relists.Load() == r {
+			return next
 		}
 		c.reset()
 	}
+}
+
+// lockedCopy runs fill under the read lock: no write is applied meanwhile.
+func (s *Indexer[K, T]) lockedCopy(fill func() int) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return fill()
 }
 
 // rangeEntries yields every object of the current state.
@@ -121,7 +143,7 @@ func (s *Indexer[K, T]) rangeKeys(yield func(K) bool) {
 }
 
 // rangeBucket yields the members of the bucket of value in index ord, a
-// chunk at a time, each chunk a consistent copy (see copyBucket).
+// chunk at a time, each chunk one state of its objects (see copyBucket).
 func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool) {
 	st := s.st.Load()
 	if st == nil || ord < 0 || ord >= len(st.indexes) {
@@ -132,7 +154,7 @@ func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool
 		return
 	}
 	var c copyBuf[K, T]
-	var view swmr.View[version[K, T]] // b's set, once the first chunk found one
+	var view swmr.View[entry[K, T]] // b's set, once the first chunk found one
 	for pos := 0; pos >= 0; {
 		pos = s.copyBucket(b, &view, pos, &c)
 		if !c.yield(yield) {
@@ -144,45 +166,45 @@ func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool
 // copyBucket copies into c the chunk of b's members starting at slot pos of
 // its set; it returns the position to go on from, or -1 at the end. The
 // first chunk (view still zero) reads b's single member or takes the view
-// of its set. A copy is kept only if no write touched b and no relist was
-// applied while it was taken; after chunkTries failed copies, the chunk is
-// copied under the read lock.
-func (s *Indexer[K, T]) copyBucket(b *bucket[K, T], view *swmr.View[version[K, T]], pos int, c *copyBuf[K, T]) int {
+// of its set. A copy is kept only if no relist was applied, b's membership
+// did not change, and no copied version is newer than the write sequence
+// read before the copy.
+func (s *Indexer[K, T]) copyBucket(b *bucket[K, T], view *swmr.View[entry[K, T]], pos int, c *copyBuf[K, T]) int {
 	first := view.Slots() == 0
-	for try := 0; ; try++ {
-		if try == chunkTries {
-			s.mu.RLock()
-			next := fillBucket(b, view, first, pos, c)
-			s.mu.RUnlock()
-			return next
+	fill := func(seq uint64) (int, bool) {
+		if first {
+			set := b.set.Load()
+			if set == nil {
+				if e := b.one.Load(); e != nil {
+					nw, _ := c.add(e, seq)
+					return -1, nw
+				}
+				return -1, false
+			}
+			*view = set.View()
 		}
-		r, q := s.relists.Load(), b.seq.Load()
-		if (r|q)&1 == 0 {
-			next := fillBucket(b, view, first, pos, c)
-			if s.relists.Load() == r && b.seq.Load() == q {
+		return fillEntries(*view, pos, seq, c)
+	}
+	for try := 0; ; try++ {
+		r := s.relists.Load()
+		if r&1 != 0 || try == chunkLockTries {
+			return s.lockedCopy(func() int { next, _ := fill(^uint64(0)); return next })
+		}
+		if try >= chunkTries {
+			runtime.Gosched()
+		}
+		q, seq := b.seq.Load(), s.wseq.Load()
+		if q&1 == 0 {
+			next, newer := fill(seq)
+			if !newer && b.seq.Load() == q && s.relists.Load() == r {
 				return next
 			}
 		}
 		c.reset()
 		if first {
-			*view = swmr.View[version[K, T]]{}
+			*view = swmr.View[entry[K, T]]{}
 		}
 	}
-}
-
-// fillBucket is one copy attempt of copyBucket.
-func fillBucket[K comparable, T any](b *bucket[K, T], view *swmr.View[version[K, T]], first bool, pos int, c *copyBuf[K, T]) int {
-	if first {
-		set := b.set.Load()
-		if set == nil {
-			if v := b.one.Load(); v != nil {
-				c.add(v)
-			}
-			return -1
-		}
-		*view = set.View()
-	}
-	return fillVersions(*view, pos, c)
 }
 
 // ordOf resolves an index name; it returns -1 for an unknown index (which

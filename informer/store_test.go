@@ -147,7 +147,7 @@ func TestIndexerSameValuesNoBucketWork(t *testing.T) {
 		require.NoError(t, s.Update(pod("ns", "a", "k3=v3", "k1=v1", "k2=v2")))
 	}
 	after := s.st.Load().entries.Get(NamespacedKey{"ns", "a"}).refs
-	require.Same(t, &before[0], &after[0], "the versions share one refs array")
+	require.Same(t, &before[0], &after[0], "the refs array is untouched")
 	require.Equal(t, before, after)
 	checkInternals(t, s)
 }

@@ -288,7 +288,7 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 			// once (growing the tables through every doubling rehashes
 			// every object about once more), out of the readers' sight,
 			// and publish it whole.
-			s.st.Store(st.fresh(ws, len(defs.list)))
+			s.st.Store(fresh(ws, len(defs.list)))
 			s.mu.Unlock()
 			return nil
 		}
@@ -304,7 +304,7 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 				s.lock()
 			}
 			if !ws[i].failed {
-				st.apply(&ws[i])
+				st.apply(&ws[i], s.nextSeq())
 			}
 		}
 		if atomic {
@@ -364,6 +364,14 @@ func (s *Indexer[K, T]) deleteKey(key K) (T, bool) {
 	return w.old, w.hadOld
 }
 
+// nextSeq announces the next write to readers and returns its number
+// (see Indexer.wseq). The writer calls it holding mu.
+func (s *Indexer[K, T]) nextSeq() uint64 {
+	n := s.wseq.Load() + 1
+	s.wseq.Store(n)
+	return n
+}
+
 // lockSettled takes the write lock at a moment when no AddIndexes is
 // rebuilding (waiting for a rebuild on its channel, not on the lock), and
 // returns the index set then current.
@@ -393,7 +401,7 @@ func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 			continue
 		}
 		if st := s.st.Load(); st != nil { // nil: a zero Indexer, which holds nothing
-			st.apply(w)
+			st.apply(w, s.nextSeq())
 		}
 		s.mu.Unlock()
 		return nil
@@ -409,7 +417,7 @@ func (s *Indexer[K, T]) buildState(objs []T) (*state[K, T], *indexDefs[T], error
 	if defs != nil {
 		n = len(defs.list)
 	}
-	st := newState(s.st.Load().h, n, len(objs))
+	st := newState[K, T](n, len(objs))
 	var w write[K, T]
 	w.sc = s.getScratch()
 	defer s.putScratch(w.sc)
@@ -417,7 +425,7 @@ func (s *Indexer[K, T]) buildState(objs []T) (*state[K, T], *indexDefs[T], error
 		if err := s.prepareUpsert(&w, obj); err != nil {
 			return nil, nil, err
 		}
-		st.apply(&w)
+		st.apply(&w, 0) // the state is published whole: no reader sees a version of it before that
 	}
 	return st, defs, nil
 }

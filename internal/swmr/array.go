@@ -68,8 +68,10 @@ func place[E any](raw []*E, home int, e *E) {
 // becomes empty if the next one is (and so do the tombstones right before
 // it), else a tombstone. It returns the change in used slots (zero or
 // negative). Emptying is safe for readers: a slot followed by an empty one
-// is on no probe path from a home to a live element.
-func erase[E any](a *array[E], i int, tomb *E) (freed int) {
+// is on no probe path from a home to a live element. tags
+// are the array's tags (nil for none): each emptied slot's tag is cleared
+// after its pointer.
+func erase[E any](a *array[E], tags []atomic.Uint64, i int, tomb *E) (freed int) {
 	s := a.slots
 	next := i + 1
 	if next == len(s) {
@@ -80,9 +82,15 @@ func erase[E any](a *array[E], i int, tomb *E) (freed int) {
 		return 0
 	}
 	s[i].Store(nil)
+	if tags != nil {
+		setTag(tags, i, 0)
+	}
 	freed = -1
 	for j := prev(i, len(s)); s[j].Load() == tomb; j = prev(j, len(s)) {
 		s[j].Store(nil)
+		if tags != nil {
+			setTag(tags, j, 0)
+		}
 		freed--
 	}
 	return freed

@@ -5,9 +5,11 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 const benchN = 100_000
@@ -37,7 +39,24 @@ func missKeys(n int) []key {
 	return ks
 }
 
+// use reads a field of a found element, as a caller of Get does (the
+// table reads the element's key anyway, a map does not), and panics if a
+// hit is missing.
+func use(e *elem, kind string) int {
+	if e == nil {
+		if kind == "hit" {
+			panic("miss")
+		}
+		return 0
+	}
+	return e.v
+}
+
+// BenchmarkGet looks up 100k keys in random order (hits: keys present;
+// misses: keys absent), reading a field of each element found.
 func BenchmarkGet(b *testing.B) {
+	var sink int
+	defer func() { _ = sink }()
 	es, hits := benchElems(benchN)
 	tb := New[key, elem](keyOf, nil, 0)
 	m := make(map[key]*elem)
@@ -53,16 +72,12 @@ func BenchmarkGet(b *testing.B) {
 		ks := c.keys
 		b.Run(c.name+"/swmr", func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
-				if tb.Get(ks[i%benchN]) == nil && c.name == "hit" {
-					b.Fatal("miss")
-				}
+				sink += use(tb.Get(ks[i%benchN]), c.name)
 			}
 		})
 		b.Run(c.name+"/map", func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
-				if m[ks[i%benchN]] == nil && c.name == "hit" {
-					b.Fatal("miss")
-				}
+				sink += use(m[ks[i%benchN]], c.name)
 			}
 		})
 		b.Run(c.name+"/map-rwmutex", func(b *testing.B) {
@@ -70,16 +85,16 @@ func BenchmarkGet(b *testing.B) {
 				mu.RLock()
 				e := m[ks[i%benchN]]
 				mu.RUnlock()
-				if e == nil && c.name == "hit" {
-					b.Fatal("miss")
-				}
+				sink += use(e, c.name)
 			}
 		})
 	}
 }
 
-// BenchmarkGetUnderWrites runs Gets on all Ps while one goroutine replaces
-// elements as fast as it can: with a lock, readers park behind the writer.
+// BenchmarkGetUnderWrites runs Gets on 4×GOMAXPROCS goroutines while one
+// goroutine replaces elements as fast as it can (taking a mutex per Put, as
+// an informer's writer does): with an RWMutex, readers park behind the
+// writer. Every 16th Get is timed, and the percentiles of those are reported.
 func BenchmarkGetUnderWrites(b *testing.B) {
 	es, ks := benchElems(benchN)
 	tb := New[key, elem](keyOf, nil, 0)
@@ -97,15 +112,40 @@ func BenchmarkGetUnderWrites(b *testing.B) {
 				put(es[i%benchN])
 			}
 		})
+		var lmu sync.Mutex
+		var lat []time.Duration
+		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
+			var mine []time.Duration
 			for i := rand.IntN(benchN); pb.Next(); i++ {
-				if get(ks[i%benchN]) == nil {
+				if i%16 != 0 {
+					if get(ks[i%benchN]) == nil {
+						panic("miss")
+					}
+					continue
+				}
+				start := time.Now()
+				e := get(ks[i%benchN])
+				mine = append(mine, time.Since(start))
+				if e == nil {
 					panic("miss")
 				}
 			}
+			lmu.Lock()
+			lat = append(lat, mine...)
+			lmu.Unlock()
 		})
 		stop.Store(true)
 		wg.Wait()
+		slices.Sort(lat)
+		if len(lat) > 0 {
+			for _, q := range []struct {
+				name string
+				f    float64
+			}{{"p50-ns", 0.5}, {"p99-ns", 0.99}, {"p999-ns", 0.999}, {"max-ns", 1}} {
+				b.ReportMetric(float64(lat[int(q.f*float64(len(lat)-1))].Nanoseconds()), q.name)
+			}
+		}
 	}
 	b.Run("swmr", func(b *testing.B) {
 		var wmu sync.Mutex

@@ -2,6 +2,7 @@ package swmr
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,14 +12,17 @@ const (
 	stableKeys = 300  // put before the readers start, replaced but never deleted
 	churnKeys  = 3000 // put and deleted by the writer while readers run
 	readers    = 4
+	// writerSteps is the length of a writer's run: waves of 5000 steps that
+	// grow, churn and shrink the table.
+	writerSteps = 150_000
 )
 
 // TestTableConcurrentReaders runs one writer (replacing stable keys,
 // putting and deleting churn keys in waves that grow, churn and shrink the
 // table, and now and then a Reset) against readers that Get stable keys
 // and iterate, checking that a stable key is always found with an element
-// of its own key, and that every iteration yields each stable key exactly
-// once.
+// of its own key and never older than the one the reader found before, and
+// that every iteration yields each stable key exactly once.
 func TestTableConcurrentReaders(t *testing.T) {
 	tb := New[key, elem](keyOf, nil, 0)
 	keys := make([]key, stableKeys+churnKeys)
@@ -41,13 +45,20 @@ func TestTableConcurrentReaders(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(r), 7))
 			seen := make([]int, len(keys))
+			last := make([]int, stableKeys) // version last read per stable key
 			for round := 0; !done.Load() || round < 10; round++ {
 				for range 50 {
-					k := keys[rng.IntN(stableKeys)]
-					if e := tb.Get(k); e == nil || e.k != k {
+					i := rng.IntN(stableKeys)
+					e := tb.Get(keys[i])
+					if e == nil || e.k != keys[i] {
 						errs <- "Get of a stable key returned " + describe(e)
 						return
 					}
+					if e.v < last[i] {
+						errs <- "Get of a stable key went back to an older element"
+						return
+					}
+					last[i] = e.v
 					gets.Add(1)
 				}
 				clear(seen)
@@ -67,9 +78,14 @@ func TestTableConcurrentReaders(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(9, 9))
 	live := map[int]bool{}
-	for step := range 60_000 {
+	rebuilds := 0
+	for step := range writerSteps {
+		if step%100 == 0 {
+			runtime.Gosched() // let the readers interleave on few CPUs
+		}
+		before := tb.cur.Load()
 		switch wave := step / 5000 % 3; {
-		case step%20_000 == 19_999:
+		case step%50_000 == 49_999:
 			es := make([]*elem, 0, stableKeys+len(live))
 			for i := range stableKeys {
 				es = append(es, mk(i, step))
@@ -89,6 +105,9 @@ func TestTableConcurrentReaders(t *testing.T) {
 			tb.Delete(keys[i])
 			delete(live, i)
 		}
+		if tb.cur.Load() != before {
+			rebuilds++
+		}
 	}
 	done.Store(true)
 	wg.Wait()
@@ -99,7 +118,7 @@ func TestTableConcurrentReaders(t *testing.T) {
 	if tb.Len() != stableKeys+len(live) {
 		t.Errorf("Len = %d, want %d", tb.Len(), stableKeys+len(live))
 	}
-	t.Logf("%d gets, %d iterations", gets.Load(), iterations.Load())
+	t.Logf("%d writes, %d array rebuilds, %d gets, %d iterations", writerSteps, rebuilds, gets.Load(), iterations.Load())
 }
 
 // TestSetConcurrentReaders is TestTableConcurrentReaders for a Set: stable
@@ -142,9 +161,18 @@ func TestSetConcurrentReaders(t *testing.T) {
 		})
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
-	for step := range 60_000 {
+	for step := range writerSteps {
+		if step%100 == 0 {
+			runtime.Gosched()
+		}
 		p := pool[stableKeys+rng.IntN(churnKeys)]
-		if step/5000%3 == 0 || (step/5000%3 == 1 && rng.IntN(2) == 0) {
+		if step%50_000 == 49_999 {
+			var members []*elem
+			for m := range s.All() {
+				members = append(members, m)
+			}
+			s.Reset(members)
+		} else if step/5000%3 == 0 || (step/5000%3 == 1 && rng.IntN(2) == 0) {
 			s.Add(p)
 		} else {
 			s.Remove(p)

@@ -43,7 +43,17 @@ func checkTable(t testing.TB, tb *Table[key, elem], model map[key]*elem) {
 	if len(seen) != len(model) {
 		t.Fatalf("All yields %d elements, model has %d", len(seen), len(model))
 	}
-	checkArray(t, tb.cur.Load(), tb.tomb, tb.used, len(model))
+	a := tb.cur.Load()
+	checkArray(t, &a.array, tb.tomb, tb.used, len(model))
+	for i := range a.slots {
+		e, tag := a.slots[i].Load(), tagAt(a.tags, i)
+		if (e == nil) != (tag == 0) {
+			t.Fatalf("slot %d: element %p with tag %d", i, e, tag)
+		}
+		if e != nil && e != tb.tomb && tag != tagOf(tb.hashOf(e.k)) {
+			t.Fatalf("slot %d: tag %d, want %d", i, tag, tagOf(tb.hashOf(e.k)))
+		}
+	}
 }
 
 // checkArray verifies the used count and the load bound of a.

@@ -65,8 +65,9 @@ func (s *Set[E]) All() iter.Seq[*E] {
 	}
 }
 
-// Add inserts p (not nil) and reports whether it was not a member yet. Add
-// is a write; it allocates only when it (re)builds the slot array.
+// Add inserts p and reports whether it was not a member yet (Add(nil)
+// does nothing and reports false). Add is a write; it allocates only when
+// it (re)builds the slot array.
 func (s *Set[E]) Add(p *E) bool {
 	a := s.cur.Load()
 	if a == nil {
@@ -119,7 +120,7 @@ func (s *Set[E]) Remove(p *E) bool {
 			return false
 		}
 		if x == p {
-			s.used += erase(a, i, s.tomb)
+			s.used += erase(a, nil, i, s.tomb)
 			live := s.n.Add(-1)
 			if len(sl) > shrinkMinSlots && live*8 < int64(len(sl)) {
 				s.rebuild(rebuildSlots(int(live)), nil)

@@ -19,8 +19,8 @@ import (
 //
 // The zero value is not usable; create tables with [New].
 type Table[K comparable, E any] struct {
-	cur   atomic.Pointer[array[E]] // the published slot array
-	n     atomic.Int64             // live elements, stored by the writer after each write
+	cur   atomic.Pointer[tagged[E]] // the published slot array and its tags
+	n     atomic.Int64              // live elements, stored by the writer after each write
 	keyOf func(*E) K
 	hash  func(K) uint64 // nil: maphash.Comparable with seed
 	seed  maphash.Seed
@@ -34,13 +34,14 @@ type Table[K comparable, E any] struct {
 // affected by the writer, and must return the same key for an element
 // for as long as the element is in the table. hash hashes a key; nil
 // selects maphash.Comparable with a seed drawn for this table. A supplied
-// hash must be well mixed in its high bits, which pick the slot.
+// hash must mix all its bits: the high bits pick the slot, the low byte is
+// the slot's tag.
 func New[K comparable, E any](keyOf func(*E) K, hash func(K) uint64, sizeHint int) *Table[K, E] {
 	t := &Table[K, E]{keyOf: keyOf, hash: hash, tomb: tombstone[E]()}
 	if hash == nil {
 		t.seed = maphash.MakeSeed()
 	}
-	t.cur.Store(newArray[E](hintSlots(sizeHint)))
+	t.cur.Store(newTagged[E](hintSlots(sizeHint)))
 	return t
 }
 
@@ -57,14 +58,21 @@ func (t *Table[K, E]) hashOf(k K) uint64 {
 // concurrently deleted and put again, the latest one put before that moment).
 func (t *Table[K, E]) Get(k K) *E {
 	a := t.cur.Load()
-	s := a.slots
-	for i := a.home(t.hashOf(k)); ; {
-		e := s[i].Load()
-		if e == nil {
+	s, tags := a.slots, a.tags
+	h := t.hashOf(k)
+	tag := tagOf(h)
+	for i := a.home(h); ; {
+		switch tagAt(tags, i) {
+		case 0:
 			return nil
-		}
-		if e != t.tomb && t.keyOf(e) == k {
-			return e
+		case tag:
+			e := s[i].Load()
+			if e == nil {
+				return nil
+			}
+			if e != t.tomb && t.keyOf(e) == k {
+				return e
+			}
 		}
 		if i++; i == len(s) {
 			i = 0
@@ -83,7 +91,7 @@ func (t *Table[K, E]) Len() int { return int(t.n.Load()) }
 // elements put or deleted meanwhile). The iterator may be reused; each use
 // starts over.
 func (t *Table[K, E]) All() iter.Seq[*E] {
-	return func(yield func(*E) bool) { all(t.cur.Load(), t.tomb, yield) }
+	return func(yield func(*E) bool) { all(&t.cur.Load().array, t.tomb, yield) }
 }
 
 // Put stores e (not nil) under its key and returns the element it replaced,
@@ -93,20 +101,22 @@ func (t *Table[K, E]) All() iter.Seq[*E] {
 func (t *Table[K, E]) Put(e *E) (old *E) {
 	k := t.keyOf(e)
 	h := t.hashOf(k)
+	tag := tagOf(h)
 	a := t.cur.Load()
-	s := a.slots
+	s, tags := a.slots, a.tags
 	free := -1
 	i := a.home(h)
 	for {
-		x := s[i].Load()
-		if x == nil {
+		tg := tagAt(tags, i)
+		if tg == 0 {
 			break
 		}
+		x := s[i].Load()
 		if x == t.tomb {
 			if free < 0 {
 				free = i
 			}
-		} else if t.keyOf(x) == k {
+		} else if tg == tag && t.keyOf(x) == k {
 			s[i].Store(e)
 			return x
 		}
@@ -116,10 +126,12 @@ func (t *Table[K, E]) Put(e *E) (old *E) {
 	}
 	switch {
 	case free >= 0:
+		setTag(tags, free, tag)
 		s[free].Store(e)
 	case overloaded(t.used+1, len(s)):
 		t.rebuild(rebuildSlots(t.Len()+1), e)
 	default:
+		setTag(tags, i, tag)
 		s[i].Store(e)
 		t.used++
 	}
@@ -132,14 +144,16 @@ func (t *Table[K, E]) Put(e *E) (old *E) {
 // allocates only when it shrinks the slot array.
 func (t *Table[K, E]) Delete(k K) (old *E) {
 	a := t.cur.Load()
-	s := a.slots
-	for i := a.home(t.hashOf(k)); ; {
-		x := s[i].Load()
-		if x == nil {
+	s, tags := a.slots, a.tags
+	h := t.hashOf(k)
+	tag := tagOf(h)
+	for i := a.home(h); ; {
+		tg := tagAt(tags, i)
+		if tg == 0 {
 			return nil
 		}
-		if x != t.tomb && t.keyOf(x) == k {
-			t.used += erase(a, i, t.tomb)
+		if x := s[i].Load(); tg == tag && x != t.tomb && t.keyOf(x) == k {
+			t.used += erase(&a.array, tags, i, t.tomb)
 			live := t.n.Add(-1)
 			if len(s) > shrinkMinSlots && live*8 < int64(len(s)) {
 				t.rebuild(rebuildSlots(int(live)), nil)
@@ -160,19 +174,22 @@ func (t *Table[K, E]) Delete(k K) (old *E) {
 // call New with sizeHint 0 and then Reset. Reset is a write: callers
 // serialize it with other writes. It does not keep elems.
 func (t *Table[K, E]) Reset(elems []*E) {
-	a := newArray[E](bulkSlots(len(elems)))
-	raw := a.raw()
+	a := newTagged[E](bulkSlots(len(elems)))
+	raw, tags := a.raw(), a.rawTags()
 	n := 0
 	for _, e := range elems {
 		k := t.keyOf(e)
-		i := a.home(t.hashOf(k))
-		for raw[i] != nil && t.keyOf(raw[i]) != k {
+		h := t.hashOf(k)
+		tag := uint64(tagOf(h))
+		i := a.home(h)
+		for raw[i] != nil && (tags[i>>3]>>(uint(i&7)*8)&0xff != tag || t.keyOf(raw[i]) != k) {
 			if i++; i == len(raw) {
 				i = 0
 			}
 		}
 		if raw[i] == nil {
 			n++
+			tags[i>>3] |= tag << (uint(i&7) * 8)
 		}
 		raw[i] = e
 	}
@@ -185,19 +202,21 @@ func (t *Table[K, E]) Reset(elems []*E) {
 // if not nil, extra (whose key is not in the table).
 func (t *Table[K, E]) rebuild(n int, extra *E) {
 	old := t.cur.Load()
-	a := newArray[E](n)
-	raw := a.raw()
+	a := newTagged[E](n)
+	raw, tags := a.raw(), a.rawTags()
 	used := 0
 	for i := range old.slots {
 		e := old.slots[i].Load()
 		if e == nil || e == t.tomb {
 			continue
 		}
-		place(raw, a.home(t.hashOf(t.keyOf(e))), e)
+		h := t.hashOf(t.keyOf(e))
+		placeTagged(raw, tags, a.home(h), tagOf(h), e)
 		used++
 	}
 	if extra != nil {
-		place(raw, a.home(t.hashOf(t.keyOf(extra))), extra)
+		h := t.hashOf(t.keyOf(extra))
+		placeTagged(raw, tags, a.home(h), tagOf(h), extra)
 		used++
 	}
 	t.used = used
@@ -207,5 +226,5 @@ func (t *Table[K, E]) rebuild(n int, extra *E) {
 // MemBytes returns the memory the table itself holds, in bytes: its header
 // and its current slot array (not the elements). It is lock-free.
 func (t *Table[K, E]) MemBytes() int {
-	return int(unsafe.Sizeof(*t)) + arrayBytes(len(t.cur.Load().slots))
+	return int(unsafe.Sizeof(*t)) + taggedBytes(len(t.cur.Load().slots))
 }

@@ -12,7 +12,11 @@ type View[E any] struct {
 }
 
 // View returns the table's current slot array. It is lock-free.
-func (t *Table[K, E]) View() View[E] { return View[E]{a: t.cur.Load(), tomb: t.tomb} }
+func (t *Table[K, E]) View() View[E] { return View[E]{a: &t.cur.Load().array, tomb: t.tomb} }
+
+// View returns the set's current slot array (no slots before the first
+// Add). It is lock-free.
+func (s *Set[E]) View() View[E] { return View[E]{a: s.cur.Load(), tomb: s.tomb} }
 
 // Slots returns the number of positions, 0 for the zero View.
 func (v View[E]) Slots() int {
@@ -26,7 +30,7 @@ func (v View[E]) Slots() int {
 // deleted. It is lock-free.
 func (v View[E]) At(i int) *E {
 	e := v.a.slots[i].Load()
-	if e == v.tomb {
+	if e == v.tomb { // nil stays nil
 		return nil
 	}
 	return e

@@ -6,19 +6,19 @@ import "iter"
 // which implements it. A [SharedInformer] hands it out so that readers cannot
 // write into the cache behind the informer's back.
 //
-// Iterators are weakly consistent and never hold a lock while yielding; see
-// [Indexer] for the exact guarantee. An iterator returned with an error
-// (such as [ErrIndexNotFound]) is never nil: it yields nothing, so ranging
-// over it is safe. Safe for concurrent use.
-//
-// Every read (Get, List, each chunk of an iterator) sees each write whole.
-// A SharedInformer commits a batch of watch events in chunks of a few dozen
-// keys and releases the lock between them, so a read waits for at most one
-// chunk and may see a batch partly applied (an earlier part of it: events
-// are applied in queue order). Handlers are notified of a batch only once
-// it is wholly applied, and [SharedInformer.WaitForVersion] returns only
-// then. A relist is applied at once: no read sees a mix of the old list and
-// the new one.
+// Reads take no lock and never wait for writers, nor writers for them
+// (List, and reads during a relist, excepted; see [Indexer] for the exact
+// guarantees). Every read sees each write whole: an object as it was before
+// the write or after it. A SharedInformer applies a batch of watch events
+// one write after another, so a read may see a batch partly applied;
+// handlers are notified of a batch only once it is wholly applied, and
+// [SharedInformer.WaitForVersion] returns only then. A relist is applied at
+// once: Get, List and each chunk of an iterator see the old list or the new
+// one, never a mix. An index query yields its matches in chunks of at most
+// 64, each one state of its objects; the iterators over the whole store are
+// weakly consistent. An iterator returned with an error (such as
+// [ErrIndexNotFound]) is never nil: it yields nothing, so ranging over it is
+// safe. Safe for concurrent use.
 type Lister[K comparable, T any] interface {
 	// Get returns the object stored under key.
 	Get(key K) (T, bool)

@@ -32,27 +32,32 @@ type IndexerOptions[K comparable, T any] struct {
 // fails changes nothing.
 //
 // Reads take no lock and do not wait for writers, and writers do not wait
-// for them ([Indexer.List] excepted; and while a relist is being applied,
-// see below): a read only does atomic loads of structures the writer
-// publishes whole. Every read sees each write whole: an object as it was
-// before the write or after it, and, through an index, only under a value
-// that version of it has. [Indexer.Get] returns an object stored at some
-// moment during the call.
+// for them: a read only does atomic loads of structures the writer
+// publishes whole. The exceptions are [Indexer.List], which copies the whole
+// store under the read side of the writers' lock (a consistent snapshot, at
+// the price of holding writers off for the copy), and iterators that meet a
+// relist being applied (an atomic batch of the informer), which wait for it
+// so that no chunk mixes the old list and the new one.
 //
-// Index queries ([Indexer.ByIndex], [IndexRef.ByValue], [Indexer.IndexKeys])
-// copy the matching objects in chunks of at most 64 and yield each chunk;
-// each chunk is a consistent snapshot of its part of the bucket: no write
-// touching that bucket was applied while it was copied (a copy that
-// overlapped one is taken again). A query matching at most 64 objects
-// therefore yields one snapshot of them. Iterators over the whole store
+// Every read sees each write whole: an object as it was before the write or
+// after it, and, through an index, only under a value that object has.
+// [Indexer.Get] returns an object stored at some moment during the call.
+//
+// Iterators copy at most 64 objects at a time and yield them, so user code
+// never runs inside a read. Index queries ([Indexer.ByIndex],
+// [IndexRef.ByValue], [Indexer.IndexKeys], [Indexer.Index]) copy each chunk
+// as one state of its objects: a copy during which one of them was written,
+// or the bucket's membership changed, is taken again; writes to other
+// objects do not disturb it. A query matching at most 64 objects therefore
+// yields one state of all of them. Iterators over the whole store
 // ([Indexer.All], [Indexer.Keys], [Indexer.IndexValues]) are weakly
 // consistent: an object stored (and, for index queries, matching) for the
 // whole iteration is yielded exactly once; objects added, removed or moved
-// between index values during the iteration may or may not be yielded.
-// An iteration that overlaps a [Indexer.Replace] finishes over the set it
-// started on. Iterators may be reused: each use starts over. Their order is
-// not specified. [Indexer.List] is the consistent snapshot of the whole
-// store: it holds writers off while it copies.
+// between index values during the iteration may or may not be yielded, and
+// each yielded object is one stored during the iteration. An iteration that
+// overlaps a [Indexer.Replace] finishes over the set it started on.
+// Iterators may be reused: each use starts over. Their order is not
+// specified.
 //
 // Stored objects are shared with callers: treat them as read-only.
 //

@@ -18,11 +18,12 @@ import (
 //  2. commit: wait while AddIndexes is rebuilding, re-prepare writes
 //     computed against an older index set, and apply each write with
 //     state.apply, which only compares the new values with the buckets
-//     cached in the entry. A batch of more than commitChunk writes is applied
-//     in chunks of commitChunk, releasing the write lock between chunks, so
-//     that a reader waits for at most one chunk, never for a whole batch
+//     cached in the entry, and publishes the result for lock-free readers
+//     (see state.apply). A batch of more than commitChunk writes is applied
+//     in chunks of commitChunk, releasing the writers' lock between chunks
 //     (see commitChunk); a batch that must be atomic (a relist) is applied
-//     under one lock.
+//     under one hold with Indexer.relists odd, and a first list into an
+//     empty store is built as a new state and published at once.
 //
 // The shared informer uses the unexported batch methods directly: it
 // prepares a batch of deltas with prepareKeyed and applies them with
@@ -215,19 +216,10 @@ func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], ke
 const presizeMin = 1024
 
 // commitChunk is the most writes a non-atomic batch applies under one hold
-// of the write lock, so a reader that arrives during a batch waits for the
-// chunk in progress only, not for up to BatchSize writes (about 1 µs each
-// for a full pod with three indexes at 100k objects). The writer pays one
+// of the writers' lock. Readers do not take the lock, so this bounds only
+// the wait of the few that do: a List, and an index chunk whose objects
+// kept being written through chunkLockTries copies. The writer pays one
 // Unlock/Lock per chunk.
-//
-// Measured with bench's "Read under writes" rows (batches reach 1000 keys)
-// on a 2-core machine shared with other jobs, one run each: chunks of 32,
-// 128, 256 and whole batches gave query p99 within the run-to-run noise of
-// each other (5-50 µs, below client-go's 40-60 µs) and writes/s 3-18x
-// client-go's. With busy readers outnumbering the cores, a query that blocks
-// on the lock waits mostly for the scheduler (a parked goroutine queues
-// behind running ones), not for the chunk; smaller chunks bound the lock
-// hold itself.
 const commitChunk = 32
 
 // commit applies ws in order, in chunks of at most commitChunk writes (see
@@ -256,15 +248,15 @@ func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
 // returns that index set: the caller releases its lock, calls reprepare,
 // and tries again. While AddIndexes is rebuilding it waits on a channel.
 //
-// With atomic set, or with at most commitChunk writes, the whole batch is
-// applied under one write lock: readers see none of it or all of it (the
-// informer commits a relist so). Otherwise the batch is applied in chunks of
-// commitChunk writes, releasing the write lock between chunks: a reader
-// waits for at most one chunk, and may see the batch partly applied (a
-// prefix of it, in order; each read is still consistent, as every write is
-// applied whole under the lock). No Replace, AddIndexes or other batch runs
-// between the chunks of a batch (they all take wmu); single writes from
-// other goroutines may.
+// Readers see each write as soon as it is applied. With atomic set (the
+// informer commits a relist so), the batch is applied under one hold of the
+// writers' lock with s.relists odd: iterators wait for it, so that none of
+// their chunks sees part of it (Get, which reads one object, does not
+// wait). A batch into an empty store of more than presizeMin writes is built
+// as a new state and published at once. Otherwise the batch is applied in
+// chunks of commitChunk writes, releasing the lock between chunks. No
+// Replace, AddIndexes or other batch runs between the chunks of a batch
+// (they all take wmu); single writes from other goroutines may.
 func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 	chunk := len(ws)
 	if !atomic && len(ws) > commitChunk {

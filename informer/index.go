@@ -29,32 +29,11 @@ type Index[T any] struct {
 // The index structures behind [Indexer].
 //
 // Readers take no lock. Every structure a reader reaches is either immutable
-// once published (a version, a state) or a table or set of internal/swmr,
+// once published (a state) or written with atomic stores (an entry's object,
+// a bucket's single member) or a table or set of internal/swmr,
 // whose readers only do atomic loads. The single writer (holding the
 // Indexer's mu) publishes each change with atomic stores, in an order that
 // lets every read see each write whole; see state.apply.
-
-// entry is one stored key. The entries table and the member sets of the
-// key's buckets hold the entry, which lives as long as the key is stored;
-// each write publishes a new version of it. refs, written and read by the
-// writer only, are the buckets the entry is a member of, ordered by index
-// ordinal, each index's buckets contiguous. Because of refs an update or a
-// delete never calls an index function on the old object: it compares the
-// new values with refs.
-type entry[K comparable, T any] struct {
-	key  K
-	ver  atomic.Pointer[version[T]] // nil once deleted
-	refs []*bucket[K, T]
-}
-
-// version is one stored state of an object, immutable once published. seq
-// is the number of the write that published it (Indexer.wseq): a reader
-// that finds no version newer than the write sequence it started from has
-// copied one state of the store (see copyBucket).
-type version[T any] struct {
-	obj T
-	seq uint64
-}
 
 // bucket is the set of entries sharing one value in one index. A bucket
 // with a single member keeps it in one and has no set (most values of a
@@ -128,13 +107,14 @@ func newIndexTable[K comparable, T any](n int) *swmr.Table[string, bucket[K, T]]
 // a whole new state and swap it in, so that readers see the old set or the
 // new one; AddIndexes publishes a copy with more index tables.
 type state[K comparable, T any] struct {
+	rep     objRep // how entries hold their objects
 	entries *swmr.Table[K, entry[K, T]]
 	indexes []*swmr.Table[string, bucket[K, T]]
 }
 
 // newState returns an empty state for n indexes, sized for about size entries.
 func newState[K comparable, T any](n, size int) *state[K, T] {
-	st := &state[K, T]{entries: swmr.New(entryKey[K, T], nil, size), indexes: make([]*swmr.Table[string, bucket[K, T]], n)}
+	st := &state[K, T]{rep: repOf[T](), entries: swmr.New(entryKey[K, T], nil, size), indexes: make([]*swmr.Table[string, bucket[K, T]], n)}
 	for i := range st.indexes {
 		st.indexes[i] = newIndexTable[K, T](0)
 	}
@@ -175,34 +155,31 @@ func (st *state[K, T]) leave(b *bucket[K, T], e *entry[K, T]) {
 // records the previous object in w.old and w.hadOld. It calls no user code.
 //
 // The order of the stores makes each write appear whole to every read. A
-// new key's entry gets its version, joins its buckets, then enters the
+// new key's entry gets its object, joins its buckets, then enters the
 // entries table. An update whose values are unchanged only stores the new
-// version. One whose values changed first leaves the buckets it loses,
-// then stores the new version, then joins the new buckets: an index read
-// finds the entry under a value only while its current version has that
-// value (for a moment it is under neither, like an object moved during an
-// iteration). A delete leaves the entries table and the buckets, then
-// clears the version (for readers still holding the entry).
+// object. One whose values changed first leaves the buckets it loses, then
+// stores the new object, then joins the new buckets: an index read finds
+// the entry under a value only while its current object has that value (for
+// a moment it is under neither, like an object moved during an iteration).
+// A delete leaves the entries table and the buckets.
 func (st *state[K, T]) apply(w *write[K, T], seq uint64) {
 	e := st.entries.Get(w.key)
 	if w.del {
 		if e == nil {
 			return
 		}
-		w.old, w.hadOld = e.ver.Load().obj, true
+		w.old, w.hadOld = e.obj(st.rep), true
 		st.entries.Delete(w.key)
 		for _, b := range e.refs {
 			st.leave(b, e)
 		}
 		e.refs = nil
-		e.ver.Store(nil)
 		return
 	}
-	v := &version[T]{obj: w.obj, seq: seq}
 	sc := w.sc
 	if e == nil {
 		e = &entry[K, T]{key: w.key}
-		e.ver.Store(v)
+		e.store(st.rep, w.obj, seq)
 		if sc != nil && len(sc.vals) > 0 {
 			e.refs = make([]*bucket[K, T], len(sc.vals))
 			start := 0
@@ -219,12 +196,12 @@ func (st *state[K, T]) apply(w *write[K, T], seq uint64) {
 		st.entries.Put(e)
 		return
 	}
-	w.old, w.hadOld = e.ver.Load().obj, true
+	w.old, w.hadOld = e.obj(st.rep), true
 	if sameRefs(e.refs, sc) {
-		e.ver.Store(v)
+		e.store(st.rep, w.obj, seq)
 		return
 	}
-	st.relink(e, v, sc)
+	st.relink(e, w.obj, seq, sc)
 }
 
 // group returns the part of refs, starting at from, that belongs to index ord.
@@ -266,10 +243,10 @@ func sameRefs[K comparable, T any](refs []*bucket[K, T], sc *scratch[K, T]) bool
 	return true
 }
 
-// relink publishes v for e, whose values changed to those in sc: lost
-// values leave their buckets first, then v is stored, then new values join
-// theirs; kept values keep their bucket untouched.
-func (st *state[K, T]) relink(e *entry[K, T], v *version[T], sc *scratch[K, T]) {
+// relink publishes obj (write seq) for e, whose values changed to those in
+// sc: lost values leave their buckets first, then obj is stored, then new
+// values join theirs; kept values keep their bucket untouched.
+func (st *state[K, T]) relink(e *entry[K, T], obj T, seq uint64, sc *scratch[K, T]) {
 	var refs []*bucket[K, T]
 	if sc != nil && len(sc.vals) > 0 {
 		refs = make([]*bucket[K, T], 0, len(sc.vals))
@@ -292,7 +269,7 @@ func (st *state[K, T]) relink(e *entry[K, T], v *version[T], sc *scratch[K, T]) 
 			st.leave(b, e)
 		}
 	}
-	e.ver.Store(v)
+	e.store(st.rep, obj, seq)
 	for _, b := range refs {
 		if !containsBucket(e.refs, b) {
 			b.join(e)

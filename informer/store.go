@@ -98,8 +98,8 @@ type Indexer[K comparable, T any] struct {
 	// for readers (a relist): chunks copied meanwhile are taken again.
 	relists atomic.Uint32
 	// wseq numbers the writes: the writer stores the next number before it
-	// publishes the write's version (version.seq). Readers load it to tell
-	// whether a version they copied is newer than their copy's start.
+	// publishes the write's object (entry.seq). Readers load it to tell
+	// whether an object they copied is newer than their copy's start.
 	wseq atomic.Uint64
 	// rebuilding is non-nil while AddIndexes computes the new indexes
 	// outside the lock; writers wait for it to be closed, then re-prepare.
@@ -245,7 +245,7 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	objs := make([]T, 0, cur.entries.Len())
 	for e := range cur.entries.All() {
 		entries = append(entries, e)
-		objs = append(objs, e.ver.Load().obj)
+		objs = append(objs, e.obj(cur.rep))
 	}
 	s.mu.Unlock()
 
@@ -275,7 +275,7 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	s.lock()
 	// A copy of the state with the new (empty) index tables, published once
 	// they are filled: until then readers know nothing of them.
-	st := &state[K, T]{entries: cur.entries, indexes: append(cur.indexes[:len(cur.indexes):len(cur.indexes)], make([]*swmr.Table[string, bucket[K, T]], len(indexes))...)}
+	st := &state[K, T]{rep: cur.rep, entries: cur.entries, indexes: append(cur.indexes[:len(cur.indexes):len(cur.indexes)], make([]*swmr.Table[string, bucket[K, T]], len(indexes))...)}
 	for j := first; j < len(defs.list); j++ {
 		st.indexes[j] = newIndexTable[K, T](0)
 	}
@@ -308,9 +308,7 @@ func (s *Indexer[K, T]) AddIndexes(indexes ...Index[T]) error {
 func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
 	if st := s.st.Load(); st != nil {
 		if e := st.entries.Get(key); e != nil {
-			if v := e.ver.Load(); v != nil {
-				return v.obj, true
-			}
+			return e.obj(st.rep), true
 		}
 	}
 	return obj, false
@@ -337,7 +335,7 @@ func (s *Indexer[K, T]) List() []T {
 	}
 	out := make([]T, 0, st.entries.Len())
 	for e := range st.entries.All() {
-		out = append(out, e.ver.Load().obj)
+		out = append(out, e.obj(st.rep))
 	}
 	return out
 }

@@ -57,7 +57,7 @@ func TestIndexerCommitState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 10, prev.entries.Len())
 	for _, p := range old {
-		assert.Same(t, p, prev.entries.Get(NamespacedKey{p.Namespace, p.Name}).ver.Load().obj)
+		assert.Same(t, p, prev.entries.Get(NamespacedKey{p.Namespace, p.Name}).obj(prev.rep))
 	}
 	model := map[NamespacedKey]*testPod{}
 	for _, p := range next {

@@ -120,8 +120,8 @@ func checkInternals(tb testing.TB, s *Indexer[NamespacedKey, *testPod]) {
 	refCount := 0
 	for e := range st.entries.All() {
 		k := e.key
-		if e.ver.Load() == nil {
-			tb.Fatalf("entry %v has no version", k)
+		if e.obj(st.rep) == nil {
+			tb.Fatalf("entry %v holds no object", k)
 		}
 		for i, b := range e.refs {
 			if i > 0 && e.refs[i-1].ord > b.ord {

@@ -10,7 +10,7 @@ import "github.com/ginformer/ginformer/internal/swmr"
 // its notifications. fresh builds a whole new state out of the readers'
 // sight and the caller publishes it with one atomic store. Its parts are
 // independent: the entries table and each index's buckets are separate
-// tables, and each version's refs are written one slot per index value, so
+// tables, and each entry's refs are written one slot per index value, so
 // a large batch is split into tasks run on the calling goroutine and one
 // helper (each table has one writer), which fresh waits for.
 
@@ -20,8 +20,9 @@ const freshMin = 4096
 // fresh returns a new state holding the upserts of ws, applied to an empty
 // store; writes marked failed and deletes (of keys an empty store does not
 // hold) change nothing. Each write's old and hadOld are zeroed. The state is
-// published whole, so its versions carry write number 0.
+// published whole, so its objects carry write number 0.
 func fresh[K comparable, T any](ws []write[K, T], nIndexes int) *state[K, T] {
+	st := newState[K, T](nIndexes, 0)
 	es := make([]*entry[K, T], 0, len(ws))
 	for i := range ws {
 		w := &ws[i]
@@ -30,13 +31,12 @@ func fresh[K comparable, T any](ws []write[K, T], nIndexes int) *state[K, T] {
 			continue
 		}
 		e := &entry[K, T]{key: w.key}
-		e.ver.Store(&version[T]{obj: w.obj})
+		e.store(st.rep, w.obj, 0)
 		if w.sc != nil && len(w.sc.vals) > 0 {
 			e.refs = make([]*bucket[K, T], len(w.sc.vals))
 		}
 		es = append(es, e)
 	}
-	st := newState[K, T](nIndexes, 0)
 	st.entries.Reset(es)
 	if st.entries.Len() != len(es) { // a key twice: one by one
 		st = newState[K, T](nIndexes, len(es))

@@ -21,7 +21,7 @@ import (
 // fails: a relist was being applied (Indexer.relists odd or changed; the
 // reader then waits for it under the read lock), and, for an index query,
 // the bucket's membership changed (bucket.seq odd or changed) or a copied
-// version is newer than the write sequence read before the copy (one of the
+// object is newer than the write sequence read before the copy (one of the
 // chunk's objects was written meanwhile). A chunk of an index query is thus
 // one state of its objects. Writes to other objects do not disturb it.
 
@@ -68,27 +68,24 @@ func (c *copyBuf[K, T]) yield(yield func(K, T) bool) bool {
 	return true
 }
 
-// add copies e's current version into c unless e was deleted; it reports
-// whether that version is newer than write seq (the copy is then not one
-// state) and whether c is full.
-func (c *copyBuf[K, T]) add(e *entry[K, T], seq uint64) (newer, full bool) {
-	v := e.ver.Load()
-	if v == nil {
-		return false, false
-	}
-	c.buf[c.n] = kv[K, T]{e.key, v.obj}
+// add copies e's current object into c; it reports whether that object is
+// newer than write seq (the copy is then not one state) and whether c is
+// full.
+func (c *copyBuf[K, T]) add(e *entry[K, T], rep objRep, seq uint64) (newer, full bool) {
+	obj, wseq := e.load(rep)
+	c.buf[c.n] = kv[K, T]{e.key, obj}
 	c.n++
-	return v.seq > seq, c.n == chunkSize
+	return wseq > seq, c.n == chunkSize
 }
 
 // fillEntries copies the entries of view from slot pos on into c until c is
 // full; it returns the position to go on from (-1 at the end) and whether a
-// copied version is newer than write seq.
-func fillEntries[K comparable, T any](view swmr.View[entry[K, T]], pos int, seq uint64, c *copyBuf[K, T]) (next int, newer bool) {
+// copied object is newer than write seq.
+func fillEntries[K comparable, T any](view swmr.View[entry[K, T]], rep objRep, pos int, seq uint64, c *copyBuf[K, T]) (next int, newer bool) {
 	n := view.Slots()
 	for i := pos; i < n; i++ {
 		if e := view.At(i); e != nil {
-			nw, full := c.add(e, seq)
+			nw, full := c.add(e, rep, seq)
 			newer = newer || nw
 			if full {
 				return i + 1, newer
@@ -100,13 +97,13 @@ func fillEntries[K comparable, T any](view swmr.View[entry[K, T]], pos int, seq 
 
 // copyEntries copies the chunk of view starting at slot pos (see
 // fillEntries), again if a relist overlapped the copy.
-func (s *Indexer[K, T]) copyEntries(view swmr.View[entry[K, T]], pos int, c *copyBuf[K, T]) int {
+func (s *Indexer[K, T]) copyEntries(view swmr.View[entry[K, T]], rep objRep, pos int, c *copyBuf[K, T]) int {
 	for {
 		r := s.relists.Load()
 		if r&1 != 0 {
-			return s.lockedCopy(func() int { next, _ := fillEntries(view, pos, ^uint64(0), c); return next })
+			return s.lockedCopy(func() int { next, _ := fillEntries(view, rep, pos, ^uint64(0), c); return next })
 		}
-		next, _ := fillEntries(view, pos, ^uint64(0), c)
+		next, _ := fillEntries(view, rep, pos, ^uint64(0), c)
 		if s.relists.Load() == r {
 			return next
 		}
@@ -130,7 +127,7 @@ func (s *Indexer[K, T]) rangeEntries(yield func(K, T) bool) {
 	view := st.entries.View() // a Replace swaps the state: we finish over this one
 	var c copyBuf[K, T]
 	for pos := 0; pos >= 0; {
-		pos = s.copyEntries(view, pos, &c)
+		pos = s.copyEntries(view, st.rep, pos, &c)
 		if !c.yield(yield) {
 			return
 		}
@@ -156,7 +153,7 @@ func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool
 	var c copyBuf[K, T]
 	var view swmr.View[entry[K, T]] // b's set, once the first chunk found one
 	for pos := 0; pos >= 0; {
-		pos = s.copyBucket(b, &view, pos, &c)
+		pos = s.copyBucket(b, st.rep, &view, pos, &c)
 		if !c.yield(yield) {
 			return
 		}
@@ -167,23 +164,23 @@ func (s *Indexer[K, T]) rangeBucket(ord int, value string, yield func(K, T) bool
 // its set; it returns the position to go on from, or -1 at the end. The
 // first chunk (view still zero) reads b's single member or takes the view
 // of its set. A copy is kept only if no relist was applied, b's membership
-// did not change, and no copied version is newer than the write sequence
+// did not change, and no copied object is newer than the write sequence
 // read before the copy.
-func (s *Indexer[K, T]) copyBucket(b *bucket[K, T], view *swmr.View[entry[K, T]], pos int, c *copyBuf[K, T]) int {
+func (s *Indexer[K, T]) copyBucket(b *bucket[K, T], rep objRep, view *swmr.View[entry[K, T]], pos int, c *copyBuf[K, T]) int {
 	first := view.Slots() == 0
 	fill := func(seq uint64) (int, bool) {
 		if first {
 			set := b.set.Load()
 			if set == nil {
 				if e := b.one.Load(); e != nil {
-					nw, _ := c.add(e, seq)
+					nw, _ := c.add(e, rep, seq)
 					return -1, nw
 				}
 				return -1, false
 			}
 			*view = set.View()
 		}
-		return fillEntries(*view, pos, seq, c)
+		return fillEntries(*view, rep, pos, seq, c)
 	}
 	for try := 0; ; try++ {
 		r := s.relists.Load()

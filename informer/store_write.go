@@ -417,7 +417,7 @@ func (s *Indexer[K, T]) buildState(objs []T) (*state[K, T], *indexDefs[T], error
 		if err := s.prepareUpsert(&w, obj); err != nil {
 			return nil, nil, err
 		}
-		st.apply(&w, 0) // the state is published whole: no reader sees a version of it before that
+		st.apply(&w, 0) // the state is published whole: no reader sees any of it before
 	}
 	return st, defs, nil
 }

@@ -391,3 +391,25 @@ func BenchmarkMemory(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkGrowStall fills a table with 1M elements by Put and reports the
+// longest single Put (the last rebuild, which copies every element) beside
+// the time of one Reset of the same elements.
+func BenchmarkGrowStall(b *testing.B) {
+	es, _ := benchElems(10 * benchN)
+	var longest, reset time.Duration
+	for b.Loop() {
+		tb := New[key, elem](keyOf, nil, 0)
+		longest = 0
+		for _, e := range es {
+			start := time.Now()
+			tb.Put(e)
+			longest = max(longest, time.Since(start))
+		}
+		start := time.Now()
+		tb.Reset(es)
+		reset = time.Since(start)
+	}
+	b.ReportMetric(float64(longest.Microseconds())/1000, "max-put-ms")
+	b.ReportMetric(float64(reset.Microseconds())/1000, "reset-ms")
+}

@@ -2,19 +2,19 @@ package swmr
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
 const (
-	stableKeys = 300  // put before the readers start, replaced but never deleted
+	stableKeys = 50   // put before the readers start, replaced but never deleted
 	churnKeys  = 3000 // put and deleted by the writer while readers run
 	readers    = 4
-	// writerSteps is the length of a writer's run: waves of 5000 steps that
-	// grow, churn and shrink the table.
+	// writerSteps is the length of a writer's run: waves of waveSteps steps
+	// that grow, churn and shrink the table.
 	writerSteps = 150_000
+	waveSteps   = 1500
 )
 
 // TestTableConcurrentReaders runs one writer (replacing stable keys,
@@ -80,11 +80,8 @@ func TestTableConcurrentReaders(t *testing.T) {
 	live := map[int]bool{}
 	rebuilds := 0
 	for step := range writerSteps {
-		if step%100 == 0 {
-			runtime.Gosched() // let the readers interleave on few CPUs
-		}
 		before := tb.cur.Load()
-		switch wave := step / 5000 % 3; {
+		switch wave := step / waveSteps % 3; {
 		case step%50_000 == 49_999:
 			es := make([]*elem, 0, stableKeys+len(live))
 			for i := range stableKeys {
@@ -102,6 +99,10 @@ func TestTableConcurrentReaders(t *testing.T) {
 			live[i] = true
 		default:
 			i := stableKeys + rng.IntN(churnKeys)
+			for j := range live { // a live key, if any (map order is random)
+				i = j
+				break
+			}
 			tb.Delete(keys[i])
 			delete(live, i)
 		}
@@ -161,10 +162,10 @@ func TestSetConcurrentReaders(t *testing.T) {
 		})
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
+	rebuilds := 0
+	live := map[*elem]bool{}
 	for step := range writerSteps {
-		if step%100 == 0 {
-			runtime.Gosched()
-		}
+		before := s.cur.Load()
 		p := pool[stableKeys+rng.IntN(churnKeys)]
 		if step%50_000 == 49_999 {
 			var members []*elem
@@ -172,16 +173,29 @@ func TestSetConcurrentReaders(t *testing.T) {
 				members = append(members, m)
 			}
 			s.Reset(members)
-		} else if step/5000%3 == 0 || (step/5000%3 == 1 && rng.IntN(2) == 0) {
+		} else if step/waveSteps%3 == 0 || (step/waveSteps%3 == 1 && rng.IntN(2) == 0) {
 			s.Add(p)
+			live[p] = true
 		} else {
+			for q := range live { // a churn member, if any (map order is random)
+				p = q
+				break
+			}
 			s.Remove(p)
+			delete(live, p)
+		}
+		if s.cur.Load() != before {
+			rebuilds++
 		}
 	}
+	t.Logf("%d writes, %d array rebuilds", writerSteps, rebuilds)
 	done.Store(true)
 	wg.Wait()
 	if n := failures.Load(); n > 0 {
 		t.Fatalf("%d stable members missed or yielded twice", n)
+	}
+	if s.Len() != stableKeys+len(live) {
+		t.Fatalf("Len = %d, want %d", s.Len(), stableKeys+len(live))
 	}
 }
 

@@ -1,7 +1,9 @@
 package swmr
 
 import (
+	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 func TestTablePutGetDelete(t *testing.T) {
@@ -180,14 +182,28 @@ func TestTableReset(t *testing.T) {
 }
 
 func TestTableCustomHash(t *testing.T) {
-	tb := New[key, elem](keyOf, func(k key) uint64 { return uint64(len(k.name)) << 60 }, 0)
-	model := map[key]*elem{}
-	for i := range 300 {
-		e := mk(i, 0)
-		tb.Put(e)
-		model[e.k] = e
+	hashes := map[string]func(key) uint64{
+		"few-homes": func(k key) uint64 { return uint64(len(k.name)) << 60 },
+		// Every home is the last slot, so every probe wraps around.
+		"last-slot": func(k key) uint64 { return ^uint64(0) - uint64(len(k.name)) },
 	}
-	checkTable(t, tb, model)
+	for name, hash := range hashes {
+		t.Run(name, func(t *testing.T) {
+			tb := New[key, elem](keyOf, hash, 0)
+			model := map[key]*elem{}
+			for i := range 300 {
+				e := mk(i, 0)
+				tb.Put(e)
+				model[e.k] = e
+				if i%3 == 0 {
+					k := mk(i/2, 0).k
+					tb.Delete(k)
+					delete(model, k)
+				}
+			}
+			checkTable(t, tb, model)
+		})
+	}
 }
 
 func TestTombstonePerType(t *testing.T) {
@@ -216,5 +232,47 @@ func TestMemBytes(t *testing.T) {
 	}
 	if per := float64(tb.MemBytes()) / 1000; per < 8 || per > 17 {
 		t.Fatalf("%.1f bytes per element", per)
+	}
+}
+
+// TestRawLayout pins what the raw views of fresh arrays assume: an
+// atomic.Pointer and an atomic.Uint64 are one plain word each.
+func TestRawLayout(t *testing.T) {
+	if unsafe.Sizeof(atomic.Pointer[elem]{}) != unsafe.Sizeof((*elem)(nil)) ||
+		unsafe.Sizeof(atomic.Uint64{}) != unsafe.Sizeof(uint64(0)) {
+		t.Fatal("atomic.Pointer or atomic.Uint64 is not a single word")
+	}
+	a := newTagged[elem](10)
+	e := &elem{}
+	a.raw()[3] = e
+	a.rawTags()[0] |= 7 << 24
+	if a.slots[3].Load() != e || tagAt(a.tags, 3) != 7 {
+		t.Fatal("raw views do not alias the atomic slots and tags")
+	}
+}
+
+// TestNoAllocs checks that reads never allocate, and writes only when they
+// rebuild the slot array.
+func TestNoAllocs(t *testing.T) {
+	tb := New[key, elem](keyOf, nil, 100)
+	var s Set[elem]
+	es := make([]*elem, 100)
+	for i := range es {
+		es[i] = mk(i, 0)
+		tb.Put(es[i])
+		s.Add(es[i])
+	}
+	absent := mk(1000, 0)
+	for name, f := range map[string]func(){
+		"Table.Get":     func() { tb.Get(es[7].k); tb.Get(absent.k) },
+		"Table.Len":     func() { tb.Len() },
+		"Table.Put":     func() { tb.Put(es[9]) },
+		"Table.Delete":  func() { tb.Delete(es[5].k); tb.Put(es[5]) },
+		"Set.Has":       func() { s.Has(es[7]); s.Has(absent) },
+		"Set.AddRemove": func() { s.Remove(es[5]); s.Add(es[5]) },
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %v allocations per run", name, n)
+		}
 	}
 }

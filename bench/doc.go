@@ -66,21 +66,25 @@ var missNotes = map[string]string{
 		"When the object moves between index values, both pay the same map work to leave one bucket and join another, " +
 		"and at 100k objects most of an update is cache misses on the key map and the buckets. Faster needs index " +
 		"functions that do not allocate (interned values) — a change for the user, not the engine.",
-	"Query": "ginformer's side queries through an IndexRef resolved once (Indexer.IndexRef), whose ByValue returns " +
-		"a bare iterator and allocates nothing; ByIndex, which also returns an error, costs 2 small allocations per " +
-		"call (the caller's loop body escapes when a func value comes back with an error), none per match. With 1 or " +
-		"100 matches both sides are a map lookup plus a short walk, so the time gain is small; it grows with the match " +
-		"count (client-go copies matches into a slice under its lock).",
-	"Contention": "client-go's rate depends on how often the scheduler lets its writer take the RWMutex between 10 " +
-		"readers that each hold it while building a 1k-object slice; it swings with machine load (the reference baseline " +
-		"measured ~95 writes/s on this machine; this run's value is in the table). ginformer's readers release the lock " +
-		"between chunks and yield to a waiting writer, so its rate is bound by CPU time, not by lock hand-over.",
-	"Memory": "ginformer stores a struct key (two string headers) both as the map key and in the entry, plus an entry per " +
-		"object (the no-index row: about 2× client-go's map of string keys), and it keeps each object's index " +
-		"references (a slice of bucket pointers) so an update need not re-run index functions on the old object. The " +
-		"high-cardinality pod-name value costs one bucket per object on both sides. Reaching 1/3 of client-go would " +
-		"need a different layout: entries stored inline in the key map, single-member buckets pointing at the entry " +
-		"from the index map directly, and interned index values.",
+	"Query": "ginformer's side queries through an IndexRef resolved once (Indexer.IndexRef), whose ByValue returns a " +
+		"bare iterator and allocates nothing; ByIndex, which also returns an error, costs 2 small allocations per " +
+		"call (the caller's loop body escapes when a func value comes back with an error), none per match. Readers " +
+		"take no lock: a query is a probe of the index's lock-free table, then a copy of the bucket's members " +
+		"checked against concurrent writes (docs/design.md). With 1 match that probe (a tag match, then a " +
+		"dereference to compare the value) and the checks cost more than a Go map lookup under an uncontended " +
+		"RWMutex did (about 115 ns against 60); the gain grows with the match count (client-go copies matches into " +
+		"a slice under its lock).",
+	"Contention": "client-go's rate depends on how often the scheduler lets its writer take the RWMutex between 10 readers " +
+		"that each hold it while building a 1k-object slice; it swings with machine load (the reference baseline " +
+		"measured ~95 writes/s on this machine; this run's value is in the table). ginformer's readers take no " +
+		"lock, so neither side waits for the other: its writes/s and lists/s are bound by CPU time, shared between " +
+		"11 running goroutines on 2 cores.",
+	"Memory": "ginformer keeps an entry per object (a struct key of two string headers, the object, the number of its " +
+		"write, and its index references, a slice of bucket pointers, so that an update need not re-run index " +
+		"functions on the old object) in a lock-free open-addressing table (about 15 B per slot) where client-go " +
+		"keeps a map of string keys: the no-index row. The high-cardinality pod-name value costs one bucket per " +
+		"object on both sides. Reaching 1/3 of client-go would need interned index values and single-member " +
+		"buckets held inline in the index table.",
 	"Informer sync": "Both syncs are bound by allocation and GC of the objects: the decoded list is the cache on " +
 		"both sides, and a full pod is ~8 KB in about 45 heap objects that each GC cycle must mark. ginformer does a " +
 		"few allocations per object (3 of them the labels index function's strings) against client-go's ~18 and " +
@@ -96,24 +100,16 @@ var missNotes = map[string]string{
 		"store keeps), so the target is checked on the transient row: peak minus what is retained, the heap the " +
 		"informer held or left as garbage beyond the cache. At 10k the sync takes milliseconds and the fixed costs " +
 		"of starting an informer (goroutines, the first watch) are a large part of it.",
-	"Read under writes": "Both informers apply watch events to an Indexer that readers share through a lock. " +
-		"client-go holds the write lock for one object; ginformer commits a batch (up to BatchSize keys: the writer " +
-		"sends faster than the informer applies, so batches reach 1000) in chunks of 32 writes, releasing the lock " +
-		"between chunks, so a query waits for one chunk at most (a relist is still applied under one hold). A point " +
-		"query takes the read lock plainly; only an iteration's later chunks yield to a waiting writer. With readers " +
-		"that query back to back, ginformer's p99 is a few µs. With busy readers (40 µs of CPU between queries: 8 " +
-		"readers and the writer oversubscribe the 2 cores) a query that blocks on the lock is parked and waits for " +
-		"the scheduler to run it again, behind goroutines with time slices of up to 10 ms: whether the p99 is µs or " +
-		"ms depends on whether more than 1% of queries arrive while the write lock is held. ginformer's writer applies " +
-		"10-30× more writes per second than client-go's and holds the lock for a much larger share of the time, so " +
-		"its p99 sits at that knee: the 5-run median here is below client-go's, but single -quick runs of the same " +
-		"build gave 74 µs to 2.6 ms (client-go 42-58 µs); the p99.9 (tens of ms on both sides) is the scheduler's. " +
-		"Smaller chunks (8) make more queries block, larger ones (128, whole batches) make each block longer; 32 was " +
-		"best of those measured. What removes it is reads that take no lock (an immutable snapshot behind an atomic " +
-		"pointer, as cilium/statedb does); a persistent-trie Indexer tried for this made writes 5-13× slower, so it " +
-		"waits for a cheaper design. The knee is real: a change that let the pipeline apply twice the writes/s " +
-		"(the reflector reading the queue's sequence numbers without its lock) took the back-to-back readers' p99.9 " +
-		"from 0.2-0.6 ms to 14-15 ms and halved their queries/s, and was taken back (docs/design.md).",
+	"Read under writes": "Both informers apply watch events to an Indexer that 8 goroutines query. client-go's readers share an " +
+		"RWMutex with its writer; ginformer's readers take no lock at all: they copy a bucket's members and check, " +
+		"seqlock-style, that none of them was written meanwhile (docs/design.md), so a query never waits for the " +
+		"writer and the writer never waits for a query. The p99 and p99.9 are therefore the query's own time plus " +
+		"the scheduler's preemptions, with readers busy or not. Before, with a shared lock, a query that arrived " +
+		"while the writer held it was parked and waited for the scheduler behind goroutines with 10 ms time " +
+		"slices: the busy readers' p99 swung from 74 µs to 2.6 ms between runs, and any speed-up of the writer " +
+		"pushed p99.9 to tens of ms. The writer now shares the 2 cores with 8 running readers instead of getting " +
+		"the CPU whenever it wanted the lock, so it applies fewer writes/s than it did (about 230k against 800k), " +
+		"still about 10× client-go's.",
 	"Informer events": "Every event crosses the watch, the DeltaFIFO, the processing loop (key and index functions, one " +
 		"store commit per batch) and the handlers' queues. The delivery part is small now: the processing loop builds " +
 		"one shared copy of a batch's notifications and queues one reference per handler; each handler goroutine takes " +

@@ -13,8 +13,8 @@ import "iter"
 // one write after another, so a read may see a batch partly applied;
 // handlers are notified of a batch only once it is wholly applied, and
 // [SharedInformer.WaitForVersion] returns only then. A relist is applied at
-// once: Get, List and each chunk of an iterator see the old list or the new
-// one, never a mix. An index query yields its matches in chunks of at most
+// once: Get, Len, List and each chunk of an iterator see the old list or the
+// new one, never a mix. An index query yields its matches in chunks of at most
 // 64, each one state of its objects; the iterators over the whole store are
 // weakly consistent. An iterator returned with an error (such as
 // [ErrIndexNotFound]) is never nil: it yields nothing, so ranging over it is

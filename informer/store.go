@@ -35,9 +35,10 @@ type IndexerOptions[K comparable, T any] struct {
 // for them: a read only does atomic loads of structures the writer
 // publishes whole. The exceptions are [Indexer.List], which copies the whole
 // store under the read side of the writers' lock (a consistent snapshot, at
-// the price of holding writers off for the copy), and iterators that meet a
-// relist being applied (an atomic batch of the informer), which wait for it
-// so that no chunk mixes the old list and the new one.
+// the price of holding writers off for the copy), and [Indexer.Len] and
+// iterators that meet a relist being applied (an atomic batch of the
+// informer), which wait for it so that no count or chunk mixes the old list
+// and the new one.
 //
 // Every read sees each write whole: an object as it was before the write or
 // after it, and, through an index, only under a value that object has.
@@ -314,12 +315,27 @@ func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
 	return obj, false
 }
 
-// Len returns the number of stored objects. It takes no lock.
+// Len returns the number of stored objects. It takes no lock, except while
+// a relist is being applied: then it waits for it, so that the count is
+// the old list's or the new one's.
 func (s *Indexer[K, T]) Len() int {
-	if st := s.st.Load(); st != nil {
-		return st.entries.Len()
+	for {
+		r := s.relists.Load()
+		if r&1 != 0 {
+			s.mu.RLock()
+			n := s.st.Load().entries.Len()
+			s.mu.RUnlock()
+			return n
+		}
+		st := s.st.Load()
+		if st == nil {
+			return 0
+		}
+		n := st.entries.Len()
+		if s.relists.Load() == r {
+			return n
+		}
 	}
-	return 0
 }
 
 // List returns a new slice with every stored object: a consistent snapshot,

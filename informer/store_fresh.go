@@ -1,6 +1,10 @@
 package informer
 
-import "github.com/ginformer/ginformer/internal/swmr"
+import (
+	"iter"
+
+	"github.com/ginformer/ginformer/internal/swmr"
+)
 
 // Applying a first list into an empty store.
 //
@@ -97,17 +101,7 @@ func fresh[K comparable, T any](ws []write[K, T], nIndexes int) *state[K, T] {
 // members. The state is not published yet: no reader sees any of this.
 func (st *state[K, T]) indexBatch(ws []write[K, T], es []*entry[K, T], ord int) {
 	idx := st.indexes[ord]
-	j := 0
-	for i := range ws {
-		w := &ws[i]
-		if w.failed || w.del {
-			continue
-		}
-		e := es[j]
-		j++
-		if w.sc == nil || len(w.sc.vals) == 0 {
-			continue
-		}
+	for w, e := range withValues(ws, es) {
 		start, end := groupBounds(w.sc, ord)
 		for k := start; k < end; k++ {
 			val := w.sc.vals[k]
@@ -120,20 +114,30 @@ func (st *state[K, T]) indexBatch(ws []write[K, T], es []*entry[K, T], ord int) 
 			e.refs[k] = b
 		}
 	}
-	j = 0
-	for i := range ws {
-		w := &ws[i]
-		if w.failed || w.del {
-			continue
-		}
-		e := es[j]
-		j++
-		if w.sc == nil || len(w.sc.vals) == 0 {
-			continue
-		}
+	for w, e := range withValues(ws, es) {
 		start, end := groupBounds(w.sc, ord)
 		for _, b := range e.refs[start:end] {
 			b.joinFresh(e)
+		}
+	}
+}
+
+// withValues yields the writes of ws that store an object with index
+// values, each with its entry: es holds one entry per write that stores
+// something, in order.
+func withValues[K comparable, T any](ws []write[K, T], es []*entry[K, T]) iter.Seq2[*write[K, T], *entry[K, T]] {
+	return func(yield func(*write[K, T], *entry[K, T]) bool) {
+		j := 0
+		for i := range ws {
+			w := &ws[i]
+			if w.failed || w.del {
+				continue
+			}
+			e := es[j]
+			j++
+			if w.sc != nil && len(w.sc.vals) > 0 && !yield(w, e) {
+				return
+			}
 		}
 	}
 }

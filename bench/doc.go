@@ -110,19 +110,20 @@ var missNotes = map[string]string{
 		"pushed p99.9 to tens of ms. The writer now shares the 2 cores with 8 running readers instead of getting " +
 		"the CPU whenever it wanted the lock, so it applies fewer writes/s than it did (about 230k against 800k), " +
 		"still about 10× client-go's.",
-	"Informer events": "Every event crosses the watch, the DeltaFIFO, the processing loop (key and index functions, one " +
-		"store commit per batch) and the handlers' queues. The delivery part is small now: the processing loop builds " +
-		"one shared copy of a batch's notifications and queues one reference per handler; each handler goroutine takes " +
-		"everything queued for it under one lock and is woken only when it waits; no allocation per event on that path. " +
-		"What remains per call is the bookkeeping for the watchdog and Health (one monotonic clock reading, about 40 ns " +
-		"on this VM) and the handler's own work. With 1 handler the CPU profile is mostly the reflector, the DeltaFIFO " +
-		"and the store commit (the labels index function's strings are the allocations left); with 10 handlers, the ten " +
-		"handlers' own work (the same as client-go's) is most of the CPU on 2 cores, which bounds the ratio. With 1 " +
-		"handler (profile: bench BenchmarkDeliveryProfile) the processing loop takes ~39% of the CPU (17% of it the " +
-		"labels index function), the reflector ~26%, the workload's sender ~20%, the handler ~9%; the sender and the " +
-		"reflector meet on an unbuffered channel and take turns on one core, and that rendezvous alone, with a store " +
-		"that only counts (BenchmarkDeliveryFloor), costs 450-580 ns of CPU per event, over half of the ~820 ns per " +
-		"event that 4× client-go's rate allows: the pipeline keeps only ~1.2 of the 2 cores busy.",
+	"Informer events": "Every event crosses the watch, the DeltaFIFO, the processing loop (key and index functions, one store " +
+		"commit per batch) and the handlers' queues. The delivery part is small: the processing loop builds one " +
+		"shared copy of a batch's notifications and queues one reference per handler; each handler goroutine takes " +
+		"everything queued for it under one lock and is woken only when it waits; no allocation per event on that " +
+		"path, and the store update of a pointer object allocates nothing either. With 1 handler the CPU profile " +
+		"(bench BenchmarkDeliveryProfile) is mostly the processing loop, about a quarter of it the workload's " +
+		"labels index function (user code that builds three strings per call, the allocations per event left), " +
+		"then the reflector and the DeltaFIFO; with 10 handlers, the ten handlers' own work (the same as " +
+		"client-go's) is most of the CPU on 2 cores. Each side reads a watch channel shaped as its real source " +
+		"shapes it (client-go's StreamWatcher unbuffered, ginformer's sources 100 events). On an unbuffered " +
+		"channel, as this row was measured before, ginformer's 1-handler rate was 2.3-2.7× client-go's: the sender " +
+		"and the reflector took turns on one core, and that rendezvous alone, with a store that only counts " +
+		"(BenchmarkDeliveryFloor), cost 450-580 ns of CPU per event, over half of the ~820 ns per event that 4× " +
+		"client-go's rate allows.",
 	"Informer latency": "A lone event now crosses two goroutines on ginformer's side: when the queue is idle and " +
 		"nothing waits behind the event, the reflector's goroutine applies it itself (the same batch code as the " +
 		"processing loop) and wakes the handler's goroutine; a busy stream still queues, so bursts pipeline. " +

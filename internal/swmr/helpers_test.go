@@ -43,6 +43,7 @@ func checkTable(t testing.TB, tb *Table[key, elem], model map[key]*elem) {
 	if len(seen) != len(model) {
 		t.Fatalf("All yields %d elements, model has %d", len(seen), len(model))
 	}
+	checkMigration(t, tb)
 	a := tb.cur.Load()
 	checkArray(t, &a.array, tb.tomb, tb.used, len(model))
 	for i := range a.slots {

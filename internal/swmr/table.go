@@ -25,7 +25,8 @@ type Table[K comparable, E any] struct {
 	hash  func(K) uint64 // nil: maphash.Comparable with seed
 	seed  maphash.Seed
 	tomb  *E
-	used  int // writer only: live + tombstone slots of cur
+	used  int           // writer only: live + tombstone slots of cur
+	mig   *migration[E] // writer only: growth in progress (migrate.go), or nil
 }
 
 // New returns an empty table that holds sizeHint elements without growing.
@@ -118,24 +119,47 @@ func (t *Table[K, E]) Put(e *E) (old *E) {
 			}
 		} else if tg == tag && t.keyOf(x) == k {
 			s[i].Store(e)
+			if t.mig != nil {
+				if t.migrated(i) {
+					t.nextPut(e, k, h)
+				}
+				t.migrate(migrateStep)
+			}
 			return x
 		}
 		if i++; i == len(s) {
 			i = 0
 		}
 	}
+	at := free
 	switch {
 	case free >= 0:
 		setTag(tags, free, tag)
 		s[free].Store(e)
 	case overloaded(t.used+1, len(s)):
+		if t.mig != nil { // inserts outran the copy: finish it, then insert
+			t.migrate(len(s))
+			return t.Put(e)
+		}
 		t.rebuild(rebuildSlots(t.Len()+1), e)
+		at = -1
 	default:
 		setTag(tags, i, tag)
 		s[i].Store(e)
 		t.used++
+		at = i
 	}
 	t.n.Add(1)
+	switch {
+	case t.mig != nil:
+		if t.migrated(at) {
+			t.nextPut(e, k, h)
+		}
+		t.migrate(migrateStep)
+	case at >= 0 && len(s) >= migrateMinSlots && t.used*8 > len(s)*5:
+		t.startMigration(t.Len())
+		t.migrate(migrateStep)
+	}
 	return nil
 }
 
@@ -155,7 +179,12 @@ func (t *Table[K, E]) Delete(k K) (old *E) {
 		if x := s[i].Load(); tg == tag && x != t.tomb && t.keyOf(x) == k {
 			t.used += erase(&a.array, tags, i, t.tomb)
 			live := t.n.Add(-1)
-			if len(s) > shrinkMinSlots && live*8 < int64(len(s)) {
+			if t.mig != nil {
+				if t.migrated(i) {
+					t.nextDelete(k, h)
+				}
+				t.migrate(migrateStep)
+			} else if len(s) > shrinkMinSlots && live*8 < int64(len(s)) {
 				t.rebuild(rebuildSlots(int(live)), nil)
 			}
 			return x
@@ -194,6 +223,7 @@ func (t *Table[K, E]) Reset(elems []*E) {
 		raw[i] = e
 	}
 	t.used = n
+	t.mig = nil
 	t.n.Store(int64(n))
 	t.cur.Store(a)
 }

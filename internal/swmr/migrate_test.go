@@ -106,3 +106,11 @@ func TestTableMigrationSteps(t *testing.T) {
 	}
 	checkTable(t, tb, model)
 }
+
+// TestTableConcurrentReadersMigrating is TestTableConcurrentReaders with
+// every table of 8 slots or more growing step by step: readers keep finding
+// every stable key, once per iteration, while growths are in progress.
+func TestTableConcurrentReadersMigrating(t *testing.T) {
+	lowMigration(t)
+	TestTableConcurrentReaders(t)
+}

@@ -393,8 +393,8 @@ func BenchmarkMemory(b *testing.B) {
 }
 
 // BenchmarkGrowStall fills a table with 1M elements by Put and reports the
-// longest single Put (the last rebuild, which copies every element) beside
-// the time of one Reset of the same elements.
+// longest single Put (tables of 16k slots and more grow step by step, see
+// migrate.go) beside the time of one Reset of the same elements.
 func BenchmarkGrowStall(b *testing.B) {
 	es, _ := benchElems(10 * benchN)
 	var longest, reset time.Duration

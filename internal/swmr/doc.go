@@ -51,12 +51,14 @@
 // slot, between 10.7 and 16; each adds a header of under 100 bytes. (A Go
 // map[struct{ns, name string}]*E takes about 63 bytes per element.)
 //
-// A rebuild is not incremental: it rehashes every key, which reads each
-// element and its key's memory in slot order, that is at random. On a
-// 2-CPU VM this cost about 0.17 µs per element: the Put that grows a table
-// of a million elements took about 170-300 ms. Readers are not delayed (they
-// go on with the old array), but the writer is; give New a sizeHint, or
-// fill the table with [Table.Reset] (which sizes for 1/8 more elements),
-// so that a table that big grows rarely. Reset itself took about 270 ms for
-// a million elements, where filling a Go map took 540-780 ms.
+// A rebuild rehashes every key, which reads each element and its key's
+// memory at random: about 0.17 µs per element on a 2-CPU VM, so a Put that
+// rebuilt a table of a million elements at once took 170-300 ms. A Table of
+// 16k slots or more therefore grows step by step (migrate.go): from a load
+// of 5/8 on, each write also copies 16 slots into the next array, which is
+// published whole when the copy ends; the longest Put while filling a table
+// with a million elements went from 194-306 ms to 17 ms (BenchmarkGrowStall).
+// Shrinks, Sets and smaller Tables rebuild at once. Readers are never
+// delayed (they go on with the array they loaded). Reset took about 270 ms
+// for a million elements, where filling a Go map took 540-780 ms.
 package swmr

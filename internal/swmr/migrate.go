@@ -42,9 +42,13 @@ type migration[E any] struct {
 // so that a write to it must also be applied to the next array.
 func (t *Table[K, E]) migrated(i int) bool { return t.mig != nil && i < t.mig.done }
 
-// startMigration begins growing to an array sized for live elements.
+// startMigration begins growing to an array sized for live elements, and
+// at least as large as the current one: live may be far below used (many
+// tombstones), and until the copy ends the current array can come to hold
+// up to 3/4 of its slots live, every one of which the next array must take
+// (plus a tombstone per mirrored delete, at most one per write of the copy).
 func (t *Table[K, E]) startMigration(live int) {
-	next := newTagged[E](rebuildSlots(live))
+	next := newTagged[E](max(rebuildSlots(live), len(t.cur.Load().slots)))
 	t.mig = &migration[E]{next: next, raw: next.raw(), tags: next.rawTags()}
 }
 

@@ -114,3 +114,50 @@ func TestTableConcurrentReadersMigrating(t *testing.T) {
 	lowMigration(t)
 	TestTableConcurrentReaders(t)
 }
+
+// checkSetMigration is checkMigration for a Set.
+func checkSetMigration(t testing.TB, s *Set[elem]) {
+	t.Helper()
+	m := s.mig
+	if m == nil {
+		return
+	}
+	cur := s.cur.Load()
+	copied := 0
+	for i := range m.done {
+		e := cur.slots[i].Load()
+		if e == nil || e == s.tomb {
+			continue
+		}
+		copied++
+		if s.nextFind(e) < 0 {
+			t.Fatalf("slot %d copied, but the next array lacks its member", i)
+		}
+	}
+	live, used := 0, 0
+	for _, e := range m.raw {
+		if e != nil {
+			used++
+			if e != s.tomb {
+				live++
+			}
+		}
+	}
+	if live != copied || used != m.used {
+		t.Fatalf("next array: %d live (want %d), %d used (counted %d)", live, copied, used, m.used)
+	}
+}
+
+// TestSetModelMigrating is TestSetModel with every set of 8 slots or more
+// growing step by step.
+func TestSetModelMigrating(t *testing.T) {
+	lowMigration(t)
+	TestSetModel(t)
+}
+
+// TestSetConcurrentReadersMigrating is TestSetConcurrentReaders with every
+// set of 8 slots or more growing step by step.
+func TestSetConcurrentReadersMigrating(t *testing.T) {
+	lowMigration(t)
+	TestSetConcurrentReaders(t)
+}

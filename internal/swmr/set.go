@@ -20,6 +20,7 @@ type Set[E any] struct {
 	n    atomic.Int64             // members, stored by the writer
 	tomb *E                       // set with cur
 	used int                      // writer only: live + tombstone slots of cur
+	mig  *setMigration[E]         // writer only: growth in progress (set_migrate.go), or nil
 }
 
 // NewSet returns an empty set that holds sizeHint members without growing.
@@ -93,16 +94,33 @@ func (s *Set[E]) Add(p *E) bool {
 			i = 0
 		}
 	}
+	at := free
 	switch {
 	case free >= 0:
 		sl[free].Store(p)
 	case overloaded(s.used+1, len(sl)):
+		if s.mig != nil { // adds outran the copy: finish it, then add
+			s.migrate(len(sl))
+			return s.Add(p)
+		}
 		s.rebuild(rebuildSlots(s.Len()+1), p)
+		at = -1
 	default:
 		sl[i].Store(p)
 		s.used++
+		at = i
 	}
 	s.n.Add(1)
+	switch {
+	case s.mig != nil:
+		if s.migrated(at) {
+			s.nextAdd(p)
+		}
+		s.migrate(migrateStep)
+	case at >= 0 && len(sl) >= migrateMinSlots && s.used*8 > len(sl)*5:
+		s.startMigration(s.Len())
+		s.migrate(migrateStep)
+	}
 	return true
 }
 
@@ -122,7 +140,12 @@ func (s *Set[E]) Remove(p *E) bool {
 		if x == p {
 			s.used += erase(a, nil, i, s.tomb)
 			live := s.n.Add(-1)
-			if len(sl) > shrinkMinSlots && live*8 < int64(len(sl)) {
+			if s.mig != nil {
+				if s.migrated(i) {
+					s.nextRemove(p)
+				}
+				s.migrate(migrateStep)
+			} else if len(sl) > shrinkMinSlots && live*8 < int64(len(sl)) {
 				s.rebuild(rebuildSlots(int(live)), nil)
 			}
 			return true
@@ -157,6 +180,7 @@ func (s *Set[E]) Reset(elems []*E) {
 		}
 	}
 	s.used = n
+	s.mig = nil
 	s.n.Store(int64(n))
 	s.cur.Store(a)
 }

@@ -27,6 +27,7 @@ func checkSet(t testing.TB, s *Set[elem], model map[*elem]bool) {
 	if a := s.cur.Load(); a != nil {
 		checkArray(t, a, s.tomb, s.used, len(model))
 	}
+	checkSetMigration(t, s)
 }
 
 func TestSetZeroValue(t *testing.T) {

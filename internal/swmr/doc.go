@@ -58,7 +58,9 @@
 // of 5/8 on, each write also copies 16 slots into the next array, which is
 // published whole when the copy ends; the longest Put while filling a table
 // with a million elements went from 194-306 ms to 17 ms (BenchmarkGrowStall).
-// Shrinks, Sets and smaller Tables rebuild at once. Readers are never
-// delayed (they go on with the array they loaded). Reset took about 270 ms
+// A Set of that size grows the same way (set_migrate.go): filling one with
+// a million members, the longest Add went from 60 ms to 8.4 ms. Shrinks and
+// smaller arrays rebuild at once. Readers are never delayed (they go on
+// with the array they loaded). Reset took about 270 ms
 // for a million elements, where filling a Go map took 540-780 ms.
 package swmr

@@ -145,3 +145,57 @@ func TestIndexerIndexChunkIsOneState(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestIndexerValueTypeConcurrent: objects of a non-pointer type are boxed
+// (one allocation per write); readers racing a writer that moves them
+// between index values see each object whole, under a value it has.
+func TestIndexerValueTypeConcurrent(t *testing.T) {
+	type obj struct{ key, group, payload string }
+	s, err := NewIndexer(IndexerOptions[string, obj]{
+		KeyFunc: func(o obj) (string, error) { return o.key, nil },
+		Indexes: []Index[obj]{{Name: "group", Func: func(dst []string, o obj) ([]string, error) {
+			return append(dst, o.group), nil
+		}}},
+	})
+	require.NoError(t, err)
+	const keys, writes = 50, 20000
+	mk := func(i, w int) obj {
+		g := strconv.Itoa((i + w) % 3)
+		return obj{key: "k" + strconv.Itoa(i), group: g, payload: g + "/" + strconv.Itoa(w)}
+	}
+	for i := range keys {
+		require.NoError(t, s.Add(mk(i, 0)))
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer stop.Store(true)
+		for w := range writes {
+			if err := s.Update(mk(w%keys, w)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for range 2 {
+		wg.Go(func() {
+			for q := 0; !stop.Load() || q < 10; q++ {
+				for _, g := range []string{"0", "1", "2"} {
+					seq, _ := s.ByIndex("group", g)
+					for k, o := range seq {
+						if o.key != k || o.group != g || o.payload[:1] != g {
+							t.Errorf("group %s yielded %v under %s", g, o, k)
+							return
+						}
+					}
+				}
+				if o, ok := s.Get("k7"); !ok || o.payload[:1] != o.group {
+					t.Errorf("Get(k7) = %v, %v", o, ok)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, keys, s.Len())
+}

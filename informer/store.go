@@ -319,23 +319,12 @@ func (s *Indexer[K, T]) Get(key K) (obj T, ok bool) {
 // a relist is being applied: then it waits for it, so that the count is
 // the old list's or the new one's.
 func (s *Indexer[K, T]) Len() int {
-	for {
-		r := s.relists.Load()
-		if r&1 != 0 {
-			s.mu.RLock()
-			n := s.st.Load().entries.Len()
-			s.mu.RUnlock()
-			return n
+	return s.outsideRelist(func() int {
+		if st := s.st.Load(); st != nil {
+			return st.entries.Len()
 		}
-		st := s.st.Load()
-		if st == nil {
-			return 0
-		}
-		n := st.entries.Len()
-		if s.relists.Load() == r {
-			return n
-		}
-	}
+		return 0
+	}, nil)
 }
 
 // List returns a new slice with every stored object: a consistent snapshot,

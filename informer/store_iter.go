@@ -98,16 +98,26 @@ func fillEntries[K comparable, T any](view swmr.View[entry[K, T]], rep objRep, p
 // copyEntries copies the chunk of view starting at slot pos (see
 // fillEntries), again if a relist overlapped the copy.
 func (s *Indexer[K, T]) copyEntries(view swmr.View[entry[K, T]], rep objRep, pos int, c *copyBuf[K, T]) int {
+	return s.outsideRelist(func() int { next, _ := fillEntries(view, rep, pos, ^uint64(0), c); return next }, c.reset)
+}
+
+// outsideRelist returns what read returns when no relist was applied while
+// it ran: it runs read again (after undo, if not nil) when a relist
+// overlapped it, and while a relist is being applied runs it under the read
+// lock, which waits for the relist's end.
+func (s *Indexer[K, T]) outsideRelist(read func() int, undo func()) int {
 	for {
 		r := s.relists.Load()
 		if r&1 != 0 {
-			return s.lockedCopy(func() int { next, _ := fillEntries(view, rep, pos, ^uint64(0), c); return next })
+			return s.lockedCopy(read)
 		}
-		next, _ := fillEntries(view, rep, pos, ^uint64(0), c)
+		n := read()
 		if s.relists.Load() == r {
-			return next
+			return n
 		}
-		c.reset()
+		if undo != nil {
+			undo()
+		}
 	}
 }
 

@@ -38,7 +38,7 @@ type migration[E any] struct {
 	used int // live + tombstone slots of next
 }
 
-// migrating reports whether slot i of the current array has been copied,
+// migrated reports whether slot i of the current array has been copied,
 // so that a write to it must also be applied to the next array.
 func (t *Table[K, E]) migrated(i int) bool { return t.mig != nil && i < t.mig.done }
 
@@ -48,7 +48,7 @@ func (t *Table[K, E]) migrated(i int) bool { return t.mig != nil && i < t.mig.do
 // up to 3/4 of its slots live, every one of which the next array must take
 // (plus a tombstone per mirrored delete, at most one per write of the copy).
 func (t *Table[K, E]) startMigration(live int) {
-	next := newTagged[E](max(rebuildSlots(live), len(t.cur.Load().slots)))
+	next := newTagged[E](nextSlots(live, len(t.cur.Load().slots)))
 	t.mig = &migration[E]{next: next, raw: next.raw(), tags: next.rawTags()}
 }
 
@@ -56,21 +56,36 @@ func (t *Table[K, E]) startMigration(live int) {
 // and publishes it once every slot is copied.
 func (t *Table[K, E]) migrate(n int) {
 	m := t.mig
-	cur := t.cur.Load()
-	for end := min(m.done+n, len(cur.slots)); m.done < end; m.done++ {
-		e := cur.slots[m.done].Load()
-		if e == nil || e == t.tomb {
-			continue
-		}
+	done := copyLive(&t.cur.Load().array, t.tomb, &m.done, n, func(e *E) {
 		h := t.hashOf(t.keyOf(e))
 		placeTagged(m.raw, m.tags, m.next.home(h), tagOf(h), e)
 		m.used++
-	}
-	if m.done == len(cur.slots) {
+	})
+	if done {
 		t.used = m.used
 		t.mig = nil
 		t.cur.Store(m.next)
 	}
+}
+
+// growthDue reports whether an array of slots slots with used of them used
+// starts a step-by-step growth (Table and Set alike).
+func growthDue(used, slots int) bool { return slots >= migrateMinSlots && used*8 > slots*5 }
+
+// nextSlots is the size of the next array of a growth from an array of cur
+// slots holding live elements (see Table.startMigration).
+func nextSlots(live, cur int) int { return max(rebuildSlots(live), cur) }
+
+// copyLive hands place the live elements of the next n slots of cur from
+// slot *done on, advancing *done past them; it reports whether every slot
+// of cur is now copied.
+func copyLive[E any](cur *array[E], tomb *E, done *int, n int, place func(*E)) bool {
+	for end := min(*done+n, len(cur.slots)); *done < end; *done++ {
+		if e := cur.slots[*done].Load(); e != nil && e != tomb {
+			place(e)
+		}
+	}
+	return *done == len(cur.slots)
 }
 
 // nextFind returns the slot of key k (hash h) in the next array, or -1.

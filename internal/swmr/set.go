@@ -117,7 +117,7 @@ func (s *Set[E]) Add(p *E) bool {
 			s.nextAdd(p)
 		}
 		s.migrate(migrateStep)
-	case at >= 0 && len(sl) >= migrateMinSlots && s.used*8 > len(sl)*5:
+	case at >= 0 && growthDue(s.used, len(sl)):
 		s.startMigration(s.Len())
 		s.migrate(migrateStep)
 	}

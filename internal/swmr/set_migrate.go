@@ -19,7 +19,7 @@ func (s *Set[E]) migrated(i int) bool { return s.mig != nil && i < s.mig.done }
 // startMigration begins growing to an array sized for live members, at
 // least as large as the current one (see Table.startMigration).
 func (s *Set[E]) startMigration(live int) {
-	next := newArray[E](max(rebuildSlots(live), len(s.cur.Load().slots)))
+	next := newArray[E](nextSlots(live, len(s.cur.Load().slots)))
 	s.mig = &setMigration[E]{next: next, raw: next.raw()}
 }
 
@@ -27,14 +27,11 @@ func (s *Set[E]) startMigration(live int) {
 // once every slot is copied.
 func (s *Set[E]) migrate(n int) {
 	m := s.mig
-	cur := s.cur.Load()
-	for end := min(m.done+n, len(cur.slots)); m.done < end; m.done++ {
-		if e := cur.slots[m.done].Load(); e != nil && e != s.tomb {
-			place(m.raw, m.next.home(hashPointer(e)), e)
-			m.used++
-		}
-	}
-	if m.done == len(cur.slots) {
+	done := copyLive(s.cur.Load(), s.tomb, &m.done, n, func(e *E) {
+		place(m.raw, m.next.home(hashPointer(e)), e)
+		m.used++
+	})
+	if done {
 		s.used = m.used
 		s.mig = nil
 		s.cur.Store(m.next)

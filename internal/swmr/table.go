@@ -156,7 +156,7 @@ func (t *Table[K, E]) Put(e *E) (old *E) {
 			t.nextPut(e, k, h)
 		}
 		t.migrate(migrateStep)
-	case at >= 0 && len(s) >= migrateMinSlots && t.used*8 > len(s)*5:
+	case at >= 0 && growthDue(t.used, len(s)):
 		t.startMigration(t.Len())
 		t.migrate(migrateStep)
 	}

@@ -17,34 +17,47 @@ func lowMigration(t *testing.T) {
 // exactly the live elements of the current array's copied slots.
 func checkMigration(t testing.TB, tb *Table[key, elem]) {
 	t.Helper()
-	m := tb.mig
-	if m == nil {
-		return
+	if m := tb.mig; m != nil {
+		checkNext(t, &tb.cur.Load().array, tb.tomb, m.done, m.raw, m.used,
+			func(e *elem) bool { j := tb.nextFind(e.k, tb.hashOf(e.k)); return j >= 0 && m.raw[j] == e })
 	}
-	cur := tb.cur.Load()
+}
+
+// checkSetMigration is checkMigration for a Set.
+func checkSetMigration(t testing.TB, s *Set[elem]) {
+	t.Helper()
+	if m := s.mig; m != nil {
+		checkNext(t, s.cur.Load(), s.tomb, m.done, m.raw, m.used, func(e *elem) bool { return s.nextFind(e) >= 0 })
+	}
+}
+
+// checkNext verifies that next (with used live or tombstone slots) holds
+// exactly the live elements of the first done slots of cur, each found by
+// holds.
+func checkNext(t testing.TB, cur *array[elem], tomb *elem, done int, next []*elem, used int, holds func(*elem) bool) {
+	t.Helper()
 	copied := 0
-	for i := range m.done {
+	for i := range done {
 		e := cur.slots[i].Load()
-		if e == nil || e == tb.tomb {
+		if e == nil || e == tomb {
 			continue
 		}
 		copied++
-		j := tb.nextFind(e.k, tb.hashOf(e.k))
-		if j < 0 || m.raw[j] != e {
-			t.Fatalf("slot %d (%v) copied, but the next array holds %v", i, e.k, j)
+		if !holds(e) {
+			t.Fatalf("slot %d (%v) copied, but the next array does not hold it", i, e.k)
 		}
 	}
-	live, used := 0, 0
-	for _, e := range m.raw {
+	live, n := 0, 0
+	for _, e := range next {
 		if e != nil {
-			used++
-			if e != tb.tomb {
+			n++
+			if e != tomb {
 				live++
 			}
 		}
 	}
-	if live != copied || used != m.used {
-		t.Fatalf("next array: %d live (want %d), %d used (counted %d)", live, copied, used, m.used)
+	if live != copied || n != used {
+		t.Fatalf("next array: %d live (want %d), %d used (counted %d)", live, copied, n, used)
 	}
 }
 
@@ -113,39 +126,6 @@ func TestTableMigrationSteps(t *testing.T) {
 func TestTableConcurrentReadersMigrating(t *testing.T) {
 	lowMigration(t)
 	TestTableConcurrentReaders(t)
-}
-
-// checkSetMigration is checkMigration for a Set.
-func checkSetMigration(t testing.TB, s *Set[elem]) {
-	t.Helper()
-	m := s.mig
-	if m == nil {
-		return
-	}
-	cur := s.cur.Load()
-	copied := 0
-	for i := range m.done {
-		e := cur.slots[i].Load()
-		if e == nil || e == s.tomb {
-			continue
-		}
-		copied++
-		if s.nextFind(e) < 0 {
-			t.Fatalf("slot %d copied, but the next array lacks its member", i)
-		}
-	}
-	live, used := 0, 0
-	for _, e := range m.raw {
-		if e != nil {
-			used++
-			if e != s.tomb {
-				live++
-			}
-		}
-	}
-	if live != copied || used != m.used {
-		t.Fatalf("next array: %d live (want %d), %d used (counted %d)", live, copied, used, m.used)
-	}
 }
 
 // TestSetModelMigrating is TestSetModel with every set of 8 slots or more

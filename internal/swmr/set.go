@@ -34,17 +34,18 @@ func NewSet[E any](sizeHint int) *Set[E] {
 // concurrently with the writer.
 func (s *Set[E]) Has(p *E) bool {
 	a := s.cur.Load()
-	if a == nil || p == nil {
-		return false
-	}
+	return a != nil && p != nil && slotOf(a, p) >= 0
+}
+
+// slotOf returns the slot of p (not nil) in a, or -1.
+func slotOf[E any](a *array[E], p *E) int {
 	sl := a.slots
 	for i := a.home(hashPointer(p)); ; {
-		e := sl[i].Load()
-		if e == p {
-			return true
-		}
-		if e == nil {
-			return false
+		switch sl[i].Load() {
+		case p:
+			return i
+		case nil:
+			return -1
 		}
 		if i++; i == len(sl) {
 			i = 0
@@ -131,29 +132,21 @@ func (s *Set[E]) Remove(p *E) bool {
 	if a == nil || p == nil {
 		return false
 	}
-	sl := a.slots
-	for i := a.home(hashPointer(p)); ; {
-		x := sl[i].Load()
-		if x == nil {
-			return false
-		}
-		if x == p {
-			s.used += erase(a, nil, i, s.tomb)
-			live := s.n.Add(-1)
-			if s.mig != nil {
-				if s.migrated(i) {
-					s.nextRemove(p)
-				}
-				s.migrate(migrateStep)
-			} else if len(sl) > shrinkMinSlots && live*8 < int64(len(sl)) {
-				s.rebuild(rebuildSlots(int(live)), nil)
-			}
-			return true
-		}
-		if i++; i == len(sl) {
-			i = 0
-		}
+	i := slotOf(a, p)
+	if i < 0 {
+		return false
 	}
+	s.used += erase(a, nil, i, s.tomb)
+	live := s.n.Add(-1)
+	if s.mig != nil {
+		if s.migrated(i) {
+			s.nextRemove(p)
+		}
+		s.migrate(migrateStep)
+	} else if len(a.slots) > shrinkMinSlots && live*8 < int64(len(a.slots)) {
+		s.rebuild(rebuildSlots(int(live)), nil)
+	}
+	return true
 }
 
 // Reset replaces the members with those of elems (no nil; duplicates count

@@ -13,8 +13,12 @@ tools="$root/tools/kube-apiserver"
 version=$(cd "$tools" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
 dir="${XDG_CACHE_HOME:-$HOME/.cache}/ginformer/kube-$version"
 bin="$dir/kube-apiserver"
+# One build at a time: concurrent callers wait on the lock, then find the
+# binary the first one built.
+mkdir -p "$dir"
+exec 9>"$dir.lock"
+flock 9
 if [ ! -x "$bin" ]; then
-	mkdir -p "$dir"
 	echo "building kube-apiserver $version into $dir (once, ~6 min)..." >&2
 	# v1.37.1 -> major 1, minor 37.
 	major=$(echo "$version" | sed 's/^v\([0-9]*\)\..*/\1/')
@@ -24,6 +28,8 @@ if [ ! -x "$bin" ]; then
 	(cd "$tools" && GOWORK=off go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" k8s.io/kubernetes/cmd/kube-apiserver) >&2
 	mv "$bin.tmp" "$bin"
 fi
+flock -u 9
+exec 9>&-
 etcd=$("$root/scripts/etcd-binary.sh")
 ln -sf "$etcd" "$dir/etcd"
 echo "$dir"

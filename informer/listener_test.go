@@ -274,12 +274,16 @@ func TestListenerSharedBatch(t *testing.T) {
 			notification[string, string]{kind: noteUpdate, key: "a", old: "a1", obj: "a2"})
 		b.syncs = append(b.syncs, false, true, false)
 		b.nsync = 1
+		// The listeners wait for work and are not woken until signalled, so
+		// the count is read before any of them can release the batch.
+		synctest.Wait()
 		for i, l := range ls {
-			if l.enqueueBatch(b, i == 0) {
-				l.signal()
-			}
+			require.True(t, l.enqueueBatch(b, i == 0), "idle listener %s must be signalled", l.name)
 		}
 		assert.Equal(t, int32(3), b.refs.Load(), "the caller's and two every-event listeners'")
+		for _, l := range ls {
+			l.signal()
+		}
 		b.release()
 		synctest.Wait()
 		assert.Equal(t, []string{"add a1", "update b1->b1", "update a1->a2"}, due.got())

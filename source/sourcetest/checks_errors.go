@@ -66,6 +66,7 @@ func checkWatchFuture[T any](k *kit[T]) {
 	// from v has delivered the write, give the future watch a tenth of the
 	// wait timeout to show it, which a source starting early would.
 	fw := k.watch(k.ctx, informer.WatchOptions{Version: future})
+	fw.future = true // no write of the check is due on it
 	s := k.watch(k.ctx, informer.WatchOptions{Version: v})
 	vb := k.create("b")
 	s.expect(change{informer.EventAdded, "b", 1, vb})

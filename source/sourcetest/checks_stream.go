@@ -124,7 +124,7 @@ func checkStreamingList[T any](k *kit[T]) {
 		w, err := k.h.Source.Watch(k.ctx, opts)
 		require.False(k.t, isUnsupported(err), "streaming list unsupported: set Harness.DisableStreamingList")
 		require.NoError(k.t, err, "%s", describeWatch(opts))
-		s := &stream[T]{k: k, w: w, desc: describeWatch(opts), initial: true}
+		s := k.newStream(w, opts)
 		got, _ := s.initialEvents()
 		require.Equal(k.t, map[string]int{"a": 2, "b": 1}, got, "%s: the initial events must give the state "+
 			"(at least as new as the version)", s.desc)

@@ -93,6 +93,7 @@ func checkWatchConcurrentWrites[T any](k *kit[T]) {
 	defer wg.Wait()
 	for w := range writes {
 		require.NoError(k.t, w.err, "harness: write %v", w.c)
+		k.record(writeOf(w.c))
 		s.expect(w.c)
 	}
 }

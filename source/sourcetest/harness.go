@@ -17,6 +17,18 @@
 //
 //	watch from "12": expected Added k7 gen 1 at version "13" within 10s; got nothing
 //
+// The kit also holds every stream of every check to the bookmark rule,
+// whenever a bookmark arrives: a Bookmark at version B fails the check if a
+// write the kit made, at a version after the stream's start and at or
+// before B (by [Harness.CompareVersions]; without it, only a write at B
+// itself made after the stream started), was not delivered on the stream
+// before it, since a reflector resuming from B would lose that write. The
+// kit applies it when a bookmark arrives and again when a write completes,
+// so a bookmark ahead of a write made after it is caught too. A bookmark
+// past the collection's last change is legitimate when no write of the
+// collection lies in between (etcd's progress notifications carry the whole
+// store's revision).
+//
 // An object the harness cannot read (a Deleted event without its object)
 // fails the check with a message; it never panics the kit. docs/sources.md
 // lists the faults the kit catches, by check, and those it cannot.
@@ -63,7 +75,9 @@ type Harness[T any] struct {
 	Bookmark func(ctx context.Context) error
 	// CompareVersions orders two versions of the source (negative when a is
 	// older). Optional: without it, checks that versions never go backwards
-	// are skipped, since versions are otherwise opaque.
+	// are skipped, since versions are otherwise opaque, and the bookmark
+	// rule (see the package doc) recognises only a bookmark at the version of
+	// a write.
 	CompareVersions func(a, b string) int
 
 	// FutureVersion returns a version the source has not reached, newer

@@ -83,17 +83,25 @@ func runCheck[T any](tb testing.TB, h Harness[T], fn func(k *kit[T])) {
 	fn(&kit[T]{t: tb, h: h, ctx: tb.Context()})
 }
 
-// kit carries one check's harness and helpers.
+// kit carries one check's harness and helpers. Only the check's goroutine
+// uses it.
 type kit[T any] struct {
 	t   testing.TB
 	h   Harness[T]
 	ctx context.Context
+
+	// writes are the writes the check made, in the order they completed,
+	// each with the version the harness returned (see written.go).
+	writes []write
+	// streams are the watches the check opened with watch.
+	streams []*stream[T]
 }
 
 func (k *kit[T]) create(name string) string {
 	k.t.Helper()
 	v, err := k.h.Create(k.ctx, name)
 	require.NoError(k.t, err, "harness: create %s", name)
+	k.record(write{"create", name, v})
 	return v
 }
 
@@ -101,6 +109,7 @@ func (k *kit[T]) update(name string) string {
 	k.t.Helper()
 	v, err := k.h.Update(k.ctx, name)
 	require.NoError(k.t, err, "harness: update %s", name)
+	k.record(write{"update", name, v})
 	return v
 }
 
@@ -108,6 +117,7 @@ func (k *kit[T]) del(name string) string {
 	k.t.Helper()
 	v, err := k.h.Delete(k.ctx, name)
 	require.NoError(k.t, err, "harness: delete %s", name)
+	k.record(write{"delete", name, v})
 	return v
 }
 

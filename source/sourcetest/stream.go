@@ -15,7 +15,8 @@ import (
 // against the stream rules of the contract: a change carries an object and
 // a version, versions never go backwards (outside the initial events of a
 // streaming list, when the harness orders versions), and nothing follows an
-// Error event.
+// Error event; on a stream made by newStream, every bookmark is also held to
+// the bookmark rule (written.go).
 type stream[T any] struct {
 	k    *kit[T]
 	w    informer.Watcher[T]
@@ -26,6 +27,19 @@ type stream[T any] struct {
 	initial bool
 	// errEv is the Error event received, if any.
 	errEv *informer.Event[T]
+
+	// The bookmark rule (written.go). started is set once the stream
+	// delivers every change after version from: when opened, or at the end
+	// of its initial events; startWrites is the number of the check's writes
+	// completed then. future marks a watch from a version the source has not
+	// reached, on which no write of the check is due. delivered holds the
+	// changes received, bookmark the version of the newest bookmark received
+	// since the start.
+	started, future bool
+	from            string
+	startWrites     int
+	delivered       map[delivery]struct{}
+	bookmark        string
 }
 
 // describeWatch renders watch options for messages.
@@ -46,7 +60,18 @@ func (k *kit[T]) watch(ctx context.Context, opts informer.WatchOptions) *stream[
 	w, err := k.h.Source.Watch(ctx, opts)
 	require.NoError(k.t, err, "%s", describeWatch(opts))
 	k.t.Cleanup(func() { safeStop(w) })
-	return &stream[T]{k: k, w: w, desc: describeWatch(opts), initial: opts.SendInitialEvents}
+	return k.newStream(w, opts)
+}
+
+// newStream returns the stream of w, opened with opts, and subjects it to
+// the bookmark rule.
+func (k *kit[T]) newStream(w informer.Watcher[T], opts informer.WatchOptions) *stream[T] {
+	s := &stream[T]{k: k, w: w, desc: describeWatch(opts), initial: opts.SendInitialEvents, delivered: map[delivery]struct{}{}}
+	if !opts.SendInitialEvents {
+		s.start(opts.Version)
+	}
+	k.streams = append(k.streams, s)
+	return s
 }
 
 // safeStop calls w.Stop, returning what it panicked with, if it did.
@@ -123,8 +148,21 @@ func (s *stream[T]) checkEvent(ev informer.Event[T]) {
 		k.t.Fatalf("%s: %s is older than the previous event, %s; the contract requires the versions of a stream "+
 			"never to go backwards", s.desc, desc, s.lastDesc)
 	}
-	if ev.InitialEventsEnd {
-		s.initial = false
+	switch {
+	case isChange(ev.Type):
+		if s.delivered != nil {
+			name, _, _ := k.objectOf(ev.Object)
+			s.delivered[delivery{name, ev.Version}] = struct{}{}
+		}
+	case s.initial:
+		if ev.InitialEventsEnd {
+			s.initial = false
+			if s.delivered != nil {
+				s.start(ev.Version)
+			}
+		}
+	case s.delivered != nil:
+		s.checkBookmark(ev.Version, desc)
 	}
 	s.last, s.lastDesc = ev.Version, desc
 }

@@ -1,13 +1,26 @@
 package informer
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"sync"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // Backoff configures the exponential backoff a [Reflector] waits between
-// attempts. The zero value gives client-go's defaults: 800 ms doubling to
-// 30 s, full jitter, reset after 2 minutes without a failure.
+// attempts that failed. The zero value gives client-go's defaults: 800 ms
+// doubling to 30 s, full jitter, reset after 2 minutes without a failure.
+//
+// The backoff measures failures only: it starts again from Initial at the
+// first failure after the source answered (a list or a watch event
+// succeeded), and a relist that is no failure (an expired version, a
+// relist the source asks for with [ErrRelistRequested]) starts at once.
+// While it waits after an outage ([ErrTransient], [ErrInternal]) on a
+// source that implements [ReachabilityWaiter], the wait ends as soon as the
+// source is reachable again, though never sooner than Initial.
 type Backoff struct {
 	// Initial is the first delay. Zero: 800 ms.
 	Initial time.Duration
@@ -66,6 +79,9 @@ func newBackoffTimer(cfg Backoff) *backoffTimer {
 	return &backoffTimer{cfg: cfg, next: cfg.Initial}
 }
 
+// reset starts the sequence again from Initial.
+func (b *backoffTimer) reset() { b.next = b.cfg.Initial }
+
 // delay returns the delay to wait now and advances the sequence.
 func (b *backoffTimer) delay() time.Duration {
 	now := time.Now()
@@ -79,4 +95,40 @@ func (b *backoffTimer) delay() time.Duration {
 		d += time.Duration(rand.Float64() * b.cfg.Jitter * float64(d))
 	}
 	return d
+}
+
+// pause waits before the next attempt after a failure, err (nil: an
+// unclassified end of a cycle): the backoff's next delay, from Initial
+// again if err is the first failure since the source answered. An outage
+// ends sooner on a source that is a [ReachabilityWaiter]: as soon as it is
+// reachable, but not before Initial. pause reports whether the wait ended
+// without ctx being done.
+func (r *Reflector[T]) pause(ctx context.Context, backoff *backoffTimer, err error) bool {
+	if r.failures.Load() <= 1 {
+		backoff.reset()
+	}
+	d := backoff.delay()
+	rw, ok := r.opts.Source.(ReachabilityWaiter)
+	floor := backoff.cfg.Initial
+	if !ok || d <= floor || !(errors.Is(err, ErrTransient) || errors.Is(err, ErrInternal)) {
+		return ctxtime.Sleep(ctx, d)
+	}
+	start := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	reachable := make(chan struct{})
+	wg.Go(func() {
+		if rw.WaitReachable(pctx) == nil {
+			close(reachable)
+		}
+	})
+	select {
+	case <-pctx.Done():
+		return ctx.Err() == nil
+	case <-reachable:
+	}
+	r.log.V(1).Info("source reachable again, retrying before the backoff ends", "backoff", d, "waited", time.Since(start))
+	return ctxtime.Sleep(ctx, floor-time.Since(start))
 }

@@ -35,6 +35,11 @@ var (
 	// already been started: each runs once.
 	ErrAlreadyStarted = errors.New("informer: already started")
 
+	// ErrCacheMutated is wrapped by the error the cache mutation detector
+	// reports (see [MutationDetectorOptions]): an object in an informer's
+	// cache was modified in place. The error names the object's key.
+	ErrCacheMutated = errors.New("informer: cached object modified in place")
+
 	// ErrInvalidOptions is wrapped by constructors when their Options fail
 	// validation.
 	ErrInvalidOptions = errors.New("informer: invalid options")
@@ -43,6 +48,14 @@ var (
 	// the source can still serve (Kubernetes 410 Gone / Expired, etcd
 	// compacted revision). A reflector relists when it sees it.
 	ErrExpired = errors.New("informer: version expired")
+
+	// ErrRelistRequested is wrapped by a source that ends a watch (with an
+	// Error event) or a list because the informer must list again for a
+	// reason that is no failure: a sharded source whose slice changed. The
+	// reflector relists at once, without backing off, and does not count
+	// it as an error. Such an error may wrap [ErrExpired] too, for
+	// consumers that only know that one.
+	ErrRelistRequested = errors.New("informer: relist requested")
 
 	// ErrVersionTooLarge means a requested version is newer than anything the
 	// source has seen yet (Kubernetes "Too large resource version", etcd

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/ginformer/ginformer/internal/ctxtime"
 	"github.com/ginformer/ginformer/internal/lograte"
 )
 
@@ -147,6 +146,12 @@ type Reflector[T any] struct {
 	streamUnsupported  bool // the source answered ErrUnsupported to a streaming list
 
 	lists sync.WaitGroup // list goroutines still running; Run waits for them
+
+	// watchEvents counts the watch events received but Error ones
+	// (bookmarks included):
+	// Run tells a watch that made progress from one that expired at once.
+	// Owned by Run's goroutine.
+	watchEvents uint64
 }
 
 // NewReflector validates opts and returns a reflector ready to [Reflector.Run].
@@ -242,22 +247,36 @@ func (r *Reflector[T]) listOptions() ListOptions {
 }
 
 // Run lists and watches until ctx is done, backing off between failed
-// attempts. It returns nil once ctx is done and every goroutine it started
+// attempts (see [Backoff]: a relist that is no failure starts at once). It returns nil once ctx is done and every goroutine it started
 // has exited. A panic in the source's List is re-raised on Run's goroutine.
 func (r *Reflector[T]) Run(ctx context.Context) error {
 	defer r.lists.Wait()
 	r.log.V(3).Info("starting reflector")
 	defer r.log.V(3).Info("stopped reflector")
 	backoff := newBackoffTimer(r.opts.Backoff)
+	quick := false // the last relist started at once after an expired version
 	for {
+		events := r.watchEvents
 		err := r.listAndWatch(ctx, backoff)
 		if ctx.Err() != nil {
 			return nil
 		}
+		switch {
+		case errors.Is(err, ErrRelistRequested):
+			r.log.V(2).Info("the source asked for a relist", "reason", err)
+			continue
+		case errors.Is(err, ErrExpired) && (!quick || r.watchEvents != events):
+			// The source answered: relist at once, unless the relist
+			// before this one expired too without a single event.
+			quick = true
+			r.fail(ctx, ErrorClassExpired, err)
+			continue
+		}
+		quick = false
 		if err != nil {
 			r.sourceFailed(ctx, err)
 		}
-		if !ctxtime.Sleep(ctx, backoff.delay()) {
+		if !r.pause(ctx, backoff, err) {
 			return nil
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // ListReceiver may be implemented by a [ReflectorStore] that takes a list
@@ -179,7 +177,7 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 		if err != nil {
 			if errors.Is(err, ErrTransient) {
 				r.sourceFailed(ctx, fmt.Errorf("%s: streaming list: %w", r.opts.Name, err))
-				if !ctxtime.Sleep(ctx, backoff.delay()) {
+				if !r.pause(ctx, backoff, err) {
 					return nil, ctx.Err()
 				}
 				continue

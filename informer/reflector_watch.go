@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // errWatchEnded is returned by handleWatch when the stream closed normally.
@@ -47,7 +45,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 				}
 				if errors.Is(err, ErrTransient) {
 					r.sourceFailed(ctx, fmt.Errorf("%s: watch: %w", r.opts.Name, err))
-					if !ctxtime.Sleep(ctx, backoff.delay()) {
+					if !r.pause(ctx, backoff, err) {
 						return nil
 					}
 					continue
@@ -68,7 +66,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			continue // a normal end: re-watch from the last version
 		case errors.Is(err, ErrTransient):
 			r.sourceFailed(ctx, err)
-			if !ctxtime.Sleep(ctx, backoff.delay()) {
+			if !r.pause(ctx, backoff, err) {
 				return nil
 			}
 			continue
@@ -80,7 +78,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			internalLast = now
 			if now.Sub(internalSince) < r.maxRetry {
 				r.sourceFailed(ctx, err)
-				if !ctxtime.Sleep(ctx, backoff.delay()) {
+				if !r.pause(ctx, backoff, err) {
 					return nil
 				}
 				continue
@@ -166,8 +164,11 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			return errWatchEnded
 		}
 		r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
-		if events == 0 && ev.Type != EventError {
-			r.succeeded()
+		if ev.Type != EventError {
+			r.watchEvents++
+			if events == 0 {
+				r.succeeded()
+			}
 		}
 		var err error
 		switch ev.Type {

@@ -243,6 +243,23 @@ type Source[T any] interface {
 	Watch(ctx context.Context, opts WatchOptions) (Watcher[T], error)
 }
 
+// ReachabilityWaiter is implemented by a [Source] that can tell, more
+// cheaply than a list or a watch, that it answers again after an outage:
+// the etcd source probes its endpoints for one with a leader. It is
+// optional: a reflector detects it with a type assertion. While a reflector
+// waits out its backoff after a list or watch failed with [ErrTransient]
+// or [ErrInternal], it calls WaitReachable and retries as soon as it
+// returns nil (though never sooner than [Backoff.Initial] after the
+// failure), so that a long backoff grown during an outage does not delay
+// the recovery.
+type ReachabilityWaiter interface {
+	// WaitReachable blocks until the source would likely answer a list
+	// or a watch, or ctx is done (then it returns ctx's error). It is
+	// called on a goroutine of its own, without locks held, and its ctx
+	// is cancelled as soon as the backoff is over.
+	WaitReachable(ctx context.Context) error
+}
+
 // VersionComparer is implemented by a [Source] whose versions are totally
 // ordered, such as etcd revisions. It is optional: an informer detects it on
 // its source with a type assertion, and without it treats versions as opaque

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -35,20 +36,22 @@ const pageBytes = 2 << 20
 const firstPage = 1000
 
 // sendInitial sends the state not older than min (0: the latest) as Added
-// events, then the end marker, reading it on conn, the watch's connection:
-// a relist after a network failure runs on a fresh connection, as the watch
+// events, then the end marker, reading it on a connection of its own: a
+// relist after a network failure runs on a fresh connection, as the watch
 // after it, not on the client's, which may still be dead (see watchconn.go).
-// It returns the revision of the state, or false if the stream ended.
-func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], conn *watchConn, min int64, keep keyFilter) (int64, bool) {
-	lctx, release := conn.bind(ctx) // ends the reads if the connection is lost
-	defer release()
-	kv := conn.kv(s.opts.Client)
-	rev, err := s.initialRevision(lctx, kv, min)
+// Until the first event is sent, a failure that another member may not
+// share moves the read to another endpoint at once (see run). It returns
+// the revision of the state, or false if the stream ended.
+func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Object[T]], min int64, keep keyFilter) (int64, bool) {
+	conn, rev, err := s.initialConn(ctx, min)
 	if err == nil {
+		defer conn.close()
+		lctx, release := conn.bind(ctx) // ends the reads if the connection is lost
+		defer release()
 		version := formatRev(rev)
 		var objs []*Object[T]
 		stopped := false
-		err = s.readRange(lctx, kv, rev, func(kvs []*mvccpb.KeyValue) bool {
+		err = s.readRange(lctx, conn.kv(s.opts.Client), rev, func(kvs []*mvccpb.KeyValue) bool {
 			objs = s.decodeChunk(ctx, kvs, objs[:0], keep)
 			for _, obj := range objs {
 				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventAdded, Object: obj, Version: version}) {
@@ -62,12 +65,15 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 		if stopped {
 			return 0, false
 		}
+		if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+			err = fmt.Errorf("etcd source: list of %q: %w", s.opts.Prefix, conn.lostErr())
+		}
+		if errors.Is(err, informer.ErrTransient) {
+			s.health.fail(conn.endpoint, err)
+		}
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			if lctx.Err() != nil {
-				err = fmt.Errorf("etcd source: list of %q: %w", s.opts.Prefix, conn.lostErr())
-			}
 			w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
 		}
 		return 0, false
@@ -76,6 +82,36 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 		return 0, false
 	}
 	return rev, true
+}
+
+// initialConn dials the connection of a streaming list and reads the
+// revision of its state on it (see initialRevision), moving to the next
+// endpoint at once while the read fails for a reason another member may
+// not share, until every endpoint has failed.
+//
+// Possible errors: those of initialRevision (the last endpoint's).
+func (s *Source[T]) initialConn(ctx context.Context, min int64) (*watchConn, int64, error) {
+	for failed := 1; ; failed++ {
+		conn := s.dialWatch()
+		lctx, release := conn.bind(ctx)
+		rev, err := s.initialRevision(lctx, conn.kv(s.opts.Client), min)
+		if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+			err = fmt.Errorf("etcd source: list of %q: %w", s.opts.Prefix, conn.lostErr())
+		}
+		release()
+		if err == nil {
+			return conn, rev, nil
+		}
+		conn.close()
+		if !errors.Is(err, informer.ErrTransient) || conn.endpoint == "" || ctx.Err() != nil {
+			return nil, 0, err
+		}
+		s.health.fail(conn.endpoint, err)
+		if failed >= len(s.opts.Client.Endpoints()) {
+			return nil, 0, err
+		}
+		s.log.V(1).Info("list failed; moving to another endpoint", "endpoint", conn.endpoint, "err", err)
+	}
 }
 
 // initialRevision picks the revision of a streaming list, reading through

@@ -94,7 +94,7 @@ func (s *Source[T]) listPage(ctx context.Context, from string, rev, limit int64,
 	if rev > 0 {
 		getOpts = append(getOpts, clientv3.WithRev(rev))
 	}
-	resp, err := s.opts.Client.Get(ctx, from, getOpts...)
+	resp, err := s.get(ctx, from, getOpts...)
 	if err != nil {
 		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd source: list %q from %q at revision %d: %w", s.opts.Prefix, from, rev, classify(err))
 	}

@@ -2,16 +2,28 @@ package etcd
 
 import "time"
 
-// liveness schedules a watch's progress probes: after interval without news
-// from etcd, probe; a probe unanswered for timeout is a dead stream. Used by
+// liveness schedules a watch's progress probes: after a silence without
+// news from etcd, probe; a probe unanswered for timeout is a dead stream.
+// The silence that calls for a probe is interval on a quiet stream, shorter
+// on a busy one: busyFactor times the last gap between two answers, at
+// least busyIdle. A busy stream that goes silent (its connection cut
+// without a close) is probed within a fraction of a second instead of
+// after interval, and a quiet one costs no more probes than before. Used by
 // one goroutine; not safe for concurrent use.
 type liveness struct {
 	interval, timeout time.Duration
 	disabled          bool
 	idleT, deadT      *time.Timer
 	probing           bool
-	due               time.Time // when the pending probe's answer is due
+	due               time.Time     // when the pending probe's answer is due
+	last              time.Time     // when etcd was last heard from
+	gap               time.Duration // between the last two answers; 0: none yet
 }
+
+const (
+	busyFactor = 8
+	busyIdle   = 250 * time.Millisecond
+)
 
 func newLiveness(interval, timeout time.Duration) *liveness {
 	l := &liveness{interval: interval, timeout: timeout, disabled: timeout < 0}
@@ -57,14 +69,30 @@ func (l *liveness) budget(def time.Duration) time.Duration {
 	return max(time.Until(l.due), time.Millisecond)
 }
 
-// heard records news from etcd: no probe pending, next one after interval.
+// heard records an answer from etcd: no probe pending, the next one after
+// the silence the stream's pace calls for.
 func (l *liveness) heard() {
+	now := time.Now()
+	if !l.last.IsZero() {
+		l.gap = now.Sub(l.last)
+	}
+	l.last = now
+	l.rest()
+}
+
+// rest restarts the silence without an answer from etcd (the watch was
+// busy with its consumer meanwhile).
+func (l *liveness) rest() {
 	if l.disabled {
 		return
 	}
 	l.probing = false
 	l.deadT.Stop()
-	l.idleT.Reset(l.interval)
+	idle := l.interval
+	if l.gap > 0 {
+		idle = min(idle, max(busyIdle, busyFactor*l.gap))
+	}
+	l.idleT.Reset(idle)
 }
 
 func (l *liveness) stop() {

@@ -91,8 +91,12 @@ func TestShardedSourceFiltersBeforeDecoding(t *testing.T) {
 	}
 	_, err = w.del(ctx, inKeys[10])
 	require.NoError(t, err)
-	for i := range 11 {
+	for i := 0; i < 11; i++ {
 		ev := <-wt.Events()
+		if ev.Type == informer.EventBookmark { // a liveness probe's answer may come any time
+			i--
+			continue
+		}
 		if i < 10 {
 			require.Equal(t, informer.EventModified, ev.Type)
 			require.Equal(t, inKeys[i], ev.Object.Key)

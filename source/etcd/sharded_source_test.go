@@ -105,8 +105,12 @@ func TestShardedSourceSliceChanges(t *testing.T) {
 			inSlice++
 		}
 	}
-	for range inSlice {
+	for i := 0; i < inSlice; i++ {
 		ev := <-wt.Events()
+		if ev.Type == informer.EventBookmark { // a liveness probe's answer may come any time
+			i--
+			continue
+		}
 		require.Equal(t, informer.EventModified, ev.Type)
 		require.Less(t, shard.HashKey(ev.Object.Key), uint64(1<<63))
 	}

@@ -36,7 +36,7 @@ type Source[T any] struct {
 	end      string // range end (exclusive)
 	decodeN  atomic.Uint64
 	watchSeq atomic.Uint64
-	dialSeq  atomic.Uint64 // turns over the endpoints of watch connections
+	health   *endpointHealth // where new connections go (see endpoints.go)
 	// noRangeStream is set once etcd answered that it has no RangeStream:
 	// streaming lists read pages from then on (see initial.go).
 	noRangeStream atomic.Bool
@@ -67,7 +67,7 @@ func New[T any](opts Options[T]) (*Source[T], error) {
 		watches: make(map[uint64]*openWatch),
 	}
 	s.into, _ = opts.Codec.(DecoderInto[T])
-	s.dialSeq.Store(rand.Uint64()) // processes started together spread their watches
+	s.health = newEndpointHealth(rand.Uint64()) // processes started together spread their watches
 	if opts.Prefix == "" {
 		s.start, s.end = "\x00", "\x00"
 	} else {
@@ -271,6 +271,14 @@ func (w *openWatch) confirmed(conn *watchConn, md metadata.MD) bool {
 	pending := w.pending
 	w.pending = false
 	return pending
+}
+
+// detach records that the etcd watch ended and another is about to take
+// its place in the same stream (see run): a progress request waits for it.
+func (w *openWatch) detach() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conn = nil
 }
 
 // end records that the etcd watch ended: progress requests are no longer

@@ -57,8 +57,13 @@ func (s *Source[T]) watchKeys(ctx context.Context, opts informer.WatchOptions, k
 }
 
 // run is the goroutine of one watch: the initial events of a streaming
-// list, if asked, then the etcd watch from rev+1, both on the watch's own
-// connection (see watchconn.go).
+// list, if asked, then the etcd watch from rev+1, each on a connection of
+// its own (see watchconn.go). A watch that fails for a reason that another
+// member may not share (its connection lost, no answer, no leader) moves
+// to another endpoint at once, from the last revision it delivered, within
+// the same stream; the stream ends with the error only once every endpoint
+// has failed in a row without the watch delivering anything, so that the
+// reflector backs off only when no member answers.
 func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64, opts informer.WatchOptions, keep keyFilter) {
 	defer w.Close()
 	ctx := w.Context()
@@ -67,34 +72,53 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	conn := s.dialWatch()
-	defer conn.close()
+	defer ow.end()
 	if opts.SendInitialEvents {
 		var ok bool
-		if rev, ok = s.sendInitial(ctx, w, conn, rev, keep); !ok {
+		if rev, ok = s.sendInitial(ctx, w, rev, keep); !ok {
 			return
 		}
 	}
-	err := s.watch(ctx, w, ow, conn, rev, keep)
-	switch {
-	case err == nil, w.Context().Err() != nil:
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		// opts.Timeout: a normal end.
-	default:
+	failed := 0 // endpoints failed in a row without a delivery
+	for {
+		conn := s.dialWatch()
+		from := rev
+		err := s.watch(ctx, w, ow, conn, &rev, keep)
+		switch {
+		case err == nil, w.Context().Err() != nil:
+			return
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+			return // opts.Timeout: a normal end.
+		}
+		if rev != from {
+			failed = 0
+		}
+		if errors.Is(err, informer.ErrTransient) && conn.endpoint != "" {
+			s.health.fail(conn.endpoint, err)
+			failed++
+			if failed < len(s.opts.Client.Endpoints()) {
+				s.log.V(1).Info("watch failed; moving to another endpoint", "endpoint", conn.endpoint, "revision", rev, "err", err)
+				continue
+			}
+		}
 		w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
+		return
 	}
 }
 
-// watch streams etcd's changes after rev into w, on conn, until ctx is done
-// (nil) or the watch fails (the error to send). It closes conn.
-func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, rev int64, keep keyFilter) error {
+// watch streams etcd's changes after *delivered into w, on conn, until ctx
+// is done (nil) or the watch fails (the error to send). It keeps *delivered
+// at the revision up to which it has delivered every change (events and
+// bookmarks). It closes conn.
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, delivered *int64, keep keyFilter) error {
+	rev := *delivered
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends etcd's watch, closing its channel
 	md := metadata.Pairs(streamKey, strconv.FormatUint(s.watchSeq.Add(1), 10))
 	wctx := clientv3.WithRequireLeader(metadata.NewOutgoingContext(ctx, md))
 	md, _ = metadata.FromOutgoingContext(wctx)
 	defer conn.close() // before the caller sends the error: a re-watch dials anew
-	defer ow.end()
+	defer ow.detach()
 
 	// The watch starts AT rev, not after it, and drops the events of rev
 	// itself: etcd sends no progress notification (periodic or requested)
@@ -111,6 +135,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	if err != nil {
 		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
 	}
+	s.health.ok(conn.endpoint)
 	// etcd may drop a progress request (see progressRetry): RequestProgress's
 	// and liveness probes are resent until a progress notification answers.
 	retry := newProgressRetry()
@@ -185,11 +210,16 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision)}) {
 					return nil
 				}
+				*delivered = max(*delivered, resp.Header.Revision)
 				continue
 			}
 			evs := resp.Events
 			for len(evs) > 0 && evs[0].Kv.ModRevision <= rev {
 				evs = evs[1:] // already seen by the consumer (see above)
+			}
+			last := rev // etcd never splits a revision's events between responses
+			if n := len(evs); n > 0 {
+				last = evs[n-1].Kv.ModRevision
 			}
 			evs = s.keepEvents(keep, evs)
 			var err error
@@ -202,7 +232,8 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				}
 				outs[i] = converted[T]{} // let the collector have it
 			}
-			live.heard() // time spent blocked on the consumer is not silence
+			*delivered = max(*delivered, last)
+			live.rest() // time spent blocked on the consumer is not silence
 		}
 	}
 }

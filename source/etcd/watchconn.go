@@ -56,19 +56,31 @@ type watchConn struct {
 // errClientClosed is the cause of a connection lost to the client's Close.
 var errClientClosed = errors.New("the client was closed")
 
-// dialWatch returns the connection for a new watch: its own, on the next
-// endpoint in turn, or the client's shared one (see watchConn).
+// dialWatch returns the connection for a new watch: its own, on an
+// endpoint that has not failed lately (see endpointHealth), or the client's
+// shared one (see watchConn).
 func (s *Source[T]) dialWatch() *watchConn {
 	cli := s.opts.Client
 	eps := cli.Endpoints()
 	if len(eps) == 0 || reflect.TypeOf(cli.Watcher) != etcdWatcher || cli.Ctx().Err() != nil {
 		return &watchConn{Watcher: cli.Watcher}
 	}
-	ep := eps[s.dialSeq.Add(1)%uint64(len(eps))]
-	conn, err := cli.Dial(ep)
+	c, err := s.dial(s.health.pick(eps))
 	if err != nil { // grpc.NewClient refused the options: it does not connect
-		s.log.V(1).Info("cannot dial a connection for the watch; using the client's", "endpoint", ep, "err", err)
+		s.log.V(1).Info("cannot dial a connection for the watch; using the client's", "err", err)
 		return &watchConn{Watcher: cli.Watcher}
+	}
+	return c
+}
+
+// dial returns a connection of its own to ep, with its monitor running.
+//
+// Possible errors: those of [clientv3.Client.Dial] (options it refuses).
+func (s *Source[T]) dial(ep string) (*watchConn, error) {
+	cli := s.opts.Client
+	conn, err := cli.Dial(ep)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", ep, err)
 	}
 	c := &watchConn{
 		Watcher:  clientv3.NewWatchFromWatchClient(pb.NewWatchClient(conn), cli),
@@ -80,7 +92,7 @@ func (s *Source[T]) dialWatch() *watchConn {
 	// own connections.
 	c.stopClient = context.AfterFunc(cli.Ctx(), func() { c.setLost(errClientClosed) })
 	c.wg.Go(c.monitor)
-	return c
+	return c, nil
 }
 
 // kv returns a KV on the watch's connection, or cli's when the watch uses

@@ -101,14 +101,21 @@ func InformerFor[K comparable, T any](g *Group, opts Options[K, T]) (*SharedInfo
 }
 
 // Run starts every informer of the group and blocks until ctx is done and
-// all of them have stopped.
+// all of them have stopped. A group runs once; if ctx is already done when
+// Run is called, Run starts nothing and returns ctx's error at once, and
+// the group is as it was (it may still run).
 //
-// Possible errors: [ErrAlreadyStarted].
+// Possible errors: ctx.Err() (wrapped; ctx was done before Run started),
+// [ErrAlreadyStarted].
 func (g *Group) Run(ctx context.Context) error {
 	g.mu.Lock()
 	if g.ctx != nil {
 		g.mu.Unlock()
 		return fmt.Errorf("group: %w", ErrAlreadyStarted)
+	}
+	if err := ctx.Err(); err != nil {
+		g.mu.Unlock()
+		return fmt.Errorf("group: not started, the context is done: %w", err)
 	}
 	g.ctx = ctx
 	for _, m := range g.members {
@@ -166,9 +173,12 @@ func (g *Group) Inspectors() []Inspector {
 }
 
 // WaitForSync blocks until every informer of the group, as of the call, has
-// synced, or ctx is done.
+// synced, or ctx is done. A group without informers is refused, as
+// [WaitForSync] refuses nothing to wait for: informers obtained after the
+// call are not waited for.
 //
-// Possible errors: ctx.Err().
+// Possible errors: ctx.Err() (wrapped, with the cause, as for
+// [WaitForSync]); [ErrInvalidOptions] (the group has no informers).
 func (g *Group) WaitForSync(ctx context.Context) error {
 	g.mu.Lock()
 	syncers := make([]Syncer, 0, len(g.members))
@@ -176,5 +186,8 @@ func (g *Group) WaitForSync(ctx context.Context) error {
 		syncers = append(syncers, m.synced)
 	}
 	g.mu.Unlock()
+	if len(syncers) == 0 {
+		return fmt.Errorf("group: WaitForSync: the group has no informers to wait for: %w", ErrInvalidOptions)
+	}
 	return WaitForSync(ctx, syncers...)
 }

@@ -250,16 +250,24 @@ func errZero() error {
 // returned. A handler that never returns keeps Run waiting: it is reported
 // as stuck (see [Options.StuckHandlerThreshold]).
 //
-// An informer runs once. After Run has returned, build a new one with
+// An informer runs once. After Run has returned nil, build a new one with
 // [NewSharedInformer] (in a [Group]: [Group.Stop], then [InformerFor]).
+// The exception is a ctx already done when Run is called: Run then starts
+// nothing and returns ctx's error at once, and the informer is as it was
+// (handlers may still be added, and Run may be called again).
 //
-// Possible errors: [ErrAlreadyStarted] (Run is running), [ErrClosed] (Run
-// has returned), [ErrInvalidOptions] (a zero SharedInformer).
+// Possible errors: ctx.Err() (wrapped; ctx was done before Run started),
+// [ErrAlreadyStarted] (Run is running), [ErrClosed] (Run has returned),
+// [ErrInvalidOptions] (a zero SharedInformer).
 func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	if inf.indexer == nil {
 		return errZero()
 	}
 	inf.mu.Lock()
+	if err := ctx.Err(); err != nil && inf.state == stateNew {
+		inf.mu.Unlock()
+		return fmt.Errorf("informer %q: not started, the context is done: %w", inf.name, err)
+	}
 	switch inf.state {
 	case stateRunning:
 		inf.mu.Unlock()
@@ -329,6 +337,9 @@ func (inf *SharedInformer[K, T]) HasSynced() bool {
 // Synced returns a channel closed once [SharedInformer.HasSynced] is true.
 func (inf *SharedInformer[K, T]) Synced() <-chan struct{} { return inf.syncedCh }
 
+// isZero reports whether inf is a zero SharedInformer, for WaitForSync.
+func (inf *SharedInformer[K, T]) isZero() bool { return inf.indexer == nil }
+
 // LastSyncVersion returns the version of the last list or event the
 // informer received, "" before it has run. The cache may not have applied it
 // yet: to wait until it has, use [SharedInformer.WaitForVersion].
@@ -392,7 +403,7 @@ func (inf *SharedInformer[K, T]) markSynced(started time.Time) {
 }
 
 // Syncer is anything that reports its initial sync through a channel:
-// a [SharedInformer], a [Registration], a [Group].
+// a [SharedInformer], a [Registration].
 type Syncer interface {
 	// Synced returns a channel closed once the initial sync is complete.
 	Synced() <-chan struct{}
@@ -401,13 +412,31 @@ type Syncer interface {
 // WaitForSync blocks until every given informer or registration has synced,
 // or ctx is done. It waits on channels; it does not poll.
 //
+// Waiting for nothing is a mistake WaitForSync reports, at once, before
+// waiting for anything: no syncers at all, or one that is nil (a nil
+// interface, or a typed nil such as the *Registration that a failed
+// AddHandler returns), or a zero [SharedInformer] or [Registration], which
+// never sync.
+//
 // When ctx ends first, the error wraps ctx.Err() and says why the first
 // syncer still waiting has not synced: for an informer, the last list or
 // watch error (wrapped too, so errors.Is finds its class) or the stage it
 // is in; for a registration, the handler's backlog and current call.
 //
-// Possible errors: ctx.Err() (wrapped, with the cause).
+// Possible errors: ctx.Err() (wrapped, with the cause); [ErrInvalidOptions]
+// (no syncers, or a nil or zero one).
 func WaitForSync(ctx context.Context, syncers ...Syncer) error {
+	if len(syncers) == 0 {
+		return fmt.Errorf("informer: WaitForSync: no informer or registration to wait for: %w", ErrInvalidOptions)
+	}
+	for i, s := range syncers {
+		if isNil(s) {
+			return fmt.Errorf("informer: WaitForSync: syncer %d is nil (%T): %w", i, s, ErrInvalidOptions)
+		}
+		if z, ok := s.(interface{ isZero() bool }); ok && z.isZero() {
+			return fmt.Errorf("informer: WaitForSync: syncer %d is a zero %T, which never syncs: %w", i, s, ErrInvalidOptions)
+		}
+	}
 	for _, s := range syncers {
 		select {
 		case <-s.Synced():

@@ -34,6 +34,12 @@ type HandlerOptions struct {
 }
 
 // Registration is a handler added to a [SharedInformer].
+//
+// A nil or zero Registration (as a failed [SharedInformer.AddHandler]
+// returns) is not a handler, but its methods do not panic: it never syncs
+// (HasSynced is false, the Synced channel is never closed, [WaitForSync]
+// refuses it with [ErrInvalidOptions]), Backlog is 0, Remove does nothing
+// and Done is closed.
 type Registration[K comparable, T any] struct {
 	inf *SharedInformer[K, T]
 	l   *listener[K, T]
@@ -110,6 +116,9 @@ func (inf *SharedInformer[K, T]) handlerPanicked(name string, err error) {
 // HasSynced reports whether the handler has processed the informer's
 // initial list (or, if added late, the contents it received on joining).
 func (r *Registration[K, T]) HasSynced() bool {
+	if r.isZero() {
+		return false
+	}
 	select {
 	case <-r.l.synced:
 		return true
@@ -119,7 +128,22 @@ func (r *Registration[K, T]) HasSynced() bool {
 }
 
 // Synced returns a channel closed once [Registration.HasSynced] is true.
-func (r *Registration[K, T]) Synced() <-chan struct{} { return r.l.synced }
+func (r *Registration[K, T]) Synced() <-chan struct{} {
+	if r.isZero() {
+		return nil // never closed
+	}
+	return r.l.synced
+}
+
+// isZero reports whether r is nil or zero: not a handler (see [Registration]).
+func (r *Registration[K, T]) isZero() bool { return r == nil || r.l == nil }
+
+// closedCh is the Done channel of a nil or zero Registration.
+var closedCh = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // notSyncedCause says why the handler has not synced yet, for WaitForSync.
 func (r *Registration[K, T]) notSyncedCause() error {
@@ -136,7 +160,12 @@ func (r *Registration[K, T]) notSyncedCause() error {
 
 // Backlog returns the number of notifications waiting for the handler (with
 // Coalesce: the number of keys).
-func (r *Registration[K, T]) Backlog() int { return r.l.backlog() }
+func (r *Registration[K, T]) Backlog() int {
+	if r.isZero() {
+		return 0
+	}
+	return r.l.backlog()
+}
 
 // Remove unregisters the handler and returns at once, without waiting:
 // notifications still queued for it are dropped and it receives no new
@@ -144,6 +173,9 @@ func (r *Registration[K, T]) Backlog() int { return r.l.backlog() }
 // once the handler's goroutine has exited. Remove is idempotent and safe to
 // call from anywhere, the handler itself included.
 func (r *Registration[K, T]) Remove() {
+	if r.isZero() {
+		return
+	}
 	inf := r.inf
 	inf.mu.Lock()
 	found := false
@@ -170,7 +202,12 @@ func (r *Registration[K, T]) Remove() {
 // after [Registration.Remove], or after the informer's Run has ended. A
 // handler removed before the informer ran has no goroutine: Done is closed
 // by Remove.
-func (r *Registration[K, T]) Done() <-chan struct{} { return r.l.done }
+func (r *Registration[K, T]) Done() <-chan struct{} {
+	if r.isZero() {
+		return closedCh
+	}
+	return r.l.done
+}
 
 // reflectorResyncLocked returns the reflector's resync check interval: the
 // shortest resync period among the informer and the handlers registered so

@@ -68,34 +68,49 @@
 // # Connections and liveness
 //
 // Each watch runs on a gRPC connection of its own to one of the client's
-// endpoints, taken in turn, dialled with the client's own settings
-// ([clientv3.Client.Dial]: TLS, credentials, keepalive, dial options) and
-// closed when the watch ends. A streaming list (the initial events of a
-// watch) and the watch's reads of previous values run on that connection
-// too, so a relist after a network failure does not wait on the client's
-// connections; paged lists ([Source.List]) use the client. A client whose
-// Watcher was replaced (namespace.NewWatcher, for one) or that has no
+// endpoints, dialled with the client's own settings ([clientv3.Client.Dial]:
+// TLS, credentials, keepalive, dial options) and closed when the watch ends.
+// A streaming list (the initial events of a watch) and each page of a list
+// ([Source.List]) also run on connections of their own, so a relist after a
+// network failure never waits on the client's connections, which may still
+// be dead. The endpoint of a new connection is the next one in turn that
+// has not failed in the last 3 s (a watch or read that lost its connection
+// or got no answer); when every endpoint has, the one that failed longest
+// ago. A failure also ends the list reads open on that endpoint: a relist
+// never waits on a connection a watch has already found dead. A client
+// whose Watcher was replaced (namespace.NewWatcher, for one) or that has no
 // endpoints is used as it is: its watches share its connections (and a
 // replaced KV is used for every read).
+//
+// A watch that fails for a reason another member may not share (its
+// connection closed, failed or silent, no leader, a read unanswered) moves
+// at once to another endpoint, from the last revision it delivered, within
+// the same stream: the reflector sees nothing. Only when every endpoint has
+// failed in a row without the watch delivering anything does the stream end
+// with an Error event wrapping [informer.ErrTransient], and the reflector
+// back off. A streaming list moves likewise while it has sent nothing.
 //
 // A watch whose connection is silently dropped (a half-open TCP flow: no
 // traffic, no close, no error) would otherwise wait forever: etcd's client
 // resumes broken streams by itself, and gRPC keepalive cannot be set under
 // 10 s and only pings a connection while a stream uses it. Each watch
-// therefore sends a progress request after [Options.LivenessInterval]
-// without news from etcd, and ends with an Error event wrapping
-// [informer.ErrTransient] when no answer comes within
+// therefore sends a progress request after a silence — [Options.LivenessInterval]
+// on a quiet stream, less on a busy one (8 times the last gap between two
+// responses, at least 250 ms), since a busy stream that falls silent is
+// suspect — and counts the connection dead when no answer comes within
 // [Options.LivenessTimeout]; etcd must confirm a new watch within
-// LivenessTimeout too. A watch also ends with ErrTransient at once when its
-// connection closes or fails (its member went away) or the client is
-// closed. The reflector re-watches from the last revision it applied, on a
-// new connection to the next endpoint, so the recovery does not wait for
-// gRPC to find each dead connection: once the network heals, the informer
-// is current again within LivenessTimeout plus the reflector's backoff
-// delay (a streaming list on a silent connection fails as fast: etcd must
-// answer its first read within LivenessTimeout): in the tests, 0.9–1.7 s after a 5 s blackhole of every member. The
-// delay grows during a long outage (client-go's 0.8 s doubling to 30 s,
-// plus jitter); [informer.Backoff].Max caps it.
+// LivenessTimeout too. Once the network heals, the informer is current
+// again within about LivenessTimeout: in the tests, 0.9–1.7 s after a 5 s
+// blackhole of every member, and 0–2.4 s after the last of a series of
+// short cuts of one member at a time with compactions every second.
+//
+// While no member answers (a quorum lost, every connection cut), the
+// reflector backs off (client-go's 0.8 s doubling to 30 s, plus jitter),
+// but the source implements [informer.ReachabilityWaiter]: it probes every
+// endpoint for a member with a leader every 250 ms, and the reflector
+// retries as soon as one answers, whatever its backoff had grown to (in the
+// tests, a write after a quorum loss of 5 s is cached 70–80 ms after etcd
+// answers again).
 //
 // Recommended client settings:
 //
@@ -106,7 +121,8 @@
 //		DialKeepAliveTimeout: 5 * time.Second,
 //	}
 //
-// Keepalive drops the client's own dead connections (those paged lists use): one
+// Keepalive drops the client's own dead connections (those the client's own
+// requests use; the source's watches and lists do not wait on them): one
 // that a request waits on is closed within DialKeepAliveTime +
 // DialKeepAliveTimeout of its last traffic, and etcd's client retries the
 // read on another member. It also bounds, through TCP_USER_TIMEOUT, how long

@@ -90,16 +90,23 @@ func (c *Controller[K]) Queue() *Queue[K] { return c.q }
 // done (reconciles in progress see it through their context) or when the
 // queue has been shut down ([Queue.ShutDown]) or drained ([Queue.Drain])
 // by the program. Before returning it shuts the queue down, dropping what
-// is left. A controller runs once.
+// is left. A controller runs once; if ctx is already done when Run is
+// called, Run starts nothing and returns ctx's error at once, leaving the
+// queue as it was (not shut down, its keys kept) and the controller able to
+// run.
 //
 // Start it once the caches the reconcile function reads have synced
 // ([informer.WaitForSync]), or it will act on partial data.
 //
-// Possible errors: [ErrAlreadyStarted] (Run was called before), and
-// [ErrInvalidOptions] for a zero Controller.
+// Possible errors: ctx.Err() (wrapped; ctx was done before Run started),
+// [ErrAlreadyStarted] (Run was called before), and [ErrInvalidOptions] for
+// a zero Controller.
 func (c *Controller[K]) Run(ctx context.Context) error {
 	if c.q == nil {
 		return fmt.Errorf("workqueue: zero Controller: build one with NewController: %w", ErrInvalidOptions)
+	}
+	if err := ctx.Err(); err != nil && !c.started.Load() {
+		return fmt.Errorf("workqueue: controller %q: not started, the context is done: %w", c.q.name, err)
 	}
 	if !c.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("workqueue: controller %q: %w", c.q.name, ErrAlreadyStarted)

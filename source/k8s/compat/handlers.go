@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -96,8 +97,13 @@ func (inf *Informer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandle
 // zero: none) gives it periodic OnUpdate(obj, obj) for every cached object.
 // The Logger option is ignored.
 //
-// Possible errors: [informer.ErrClosed] when the informer has stopped.
+// Possible errors: [informer.ErrClosed] when the informer has stopped;
+// [informer.ErrInvalidOptions] when h is nil or a typed nil (client-go
+// accepts it and panics at the first event).
 func (inf *Informer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	if isNil(h) {
+		return nil, fmt.Errorf("compat: handler is nil (%T): %w", h, informer.ErrInvalidOptions)
+	}
 	if inf.IsStopped() {
 		return nil, fmt.Errorf("compat: %w: handler %v was not added to shared informer because it has stopped already", informer.ErrClosed, h)
 	}
@@ -114,7 +120,29 @@ func (inf *Informer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, op
 		return nil, fmt.Errorf("compat: %w", err)
 	}
 	r.reg = reg
+	inf.mu.Lock()
+	if inf.stopped {
+		// Stopped while the engine added it: see RunWithContext.
+		inf.mu.Unlock()
+		r.removed.Store(true)
+		reg.Remove()
+		return nil, fmt.Errorf("compat: %w: handler %v was not added to shared informer because it has stopped already", informer.ErrClosed, h)
+	}
+	inf.regs[r] = struct{}{}
+	inf.mu.Unlock()
 	return r, nil
+}
+
+// isNil reports whether h is nil or holds a nil pointer, map or func.
+func isNil(h cache.ResourceEventHandler) bool {
+	if h == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(h); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func:
+		return v.IsNil()
+	}
+	return false
 }
 
 // RemoveEventHandler removes a handler added to this informer. It is
@@ -131,5 +159,8 @@ func (inf *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistr
 	}
 	r.removed.Store(true)
 	r.reg.Remove() // does not wait, so the handler itself may call it
+	inf.mu.Lock()
+	delete(inf.regs, r)
+	inf.mu.Unlock()
 	return nil
 }

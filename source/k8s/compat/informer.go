@@ -61,6 +61,7 @@ type Informer struct {
 	mu          sync.Mutex
 	started     bool
 	stopped     bool
+	regs        map[*registration]struct{} // handlers not removed, for a Run that never starts the engine
 	transform   cache.TransformFunc
 	watchErr    cache.WatchErrorHandlerWithContext
 	indexers    cache.Indexers
@@ -109,7 +110,7 @@ func New(opts Options) (*Informer, error) {
 	if opts.Logger != nil {
 		log = *opts.Logger
 	}
-	inf := &Informer{name: name, indexers: cache.Indexers{}, defaultSync: opts.ResyncPeriod}
+	inf := &Informer{name: name, indexers: cache.Indexers{}, defaultSync: opts.ResyncPeriod, regs: map[*registration]struct{}{}}
 	inf.eng, err = informer.NewSharedInformer(informer.Options[Key, k8s.Object]{
 		Source:       src,
 		KeyFunc:      k8s.Key[k8s.Object],
@@ -146,7 +147,9 @@ func (inf *Informer) Run(stopCh <-chan struct{}) {
 
 // RunWithContext runs the informer until ctx is done, then waits for every
 // goroutine it started, handlers included. As with client-go, an informer
-// runs once: a second call, or a call after it stopped, returns at once.
+// runs once: a second call, or a call after it stopped, returns at once; and
+// one whose ctx is done before it starts has stopped all the same
+// (IsStopped, its handlers shut down), though the engine never ran.
 func (inf *Informer) RunWithContext(ctx context.Context) {
 	inf.mu.Lock()
 	if inf.started || inf.stopped {
@@ -156,12 +159,22 @@ func (inf *Informer) RunWithContext(ctx context.Context) {
 	}
 	inf.started = true
 	inf.mu.Unlock()
-	defer func() {
-		inf.mu.Lock()
-		inf.stopped = true
-		inf.mu.Unlock()
-	}()
-	_ = inf.eng.Run(ctx)
+	err := inf.eng.Run(ctx)
+	inf.mu.Lock()
+	inf.stopped = true
+	regs := inf.regs
+	inf.regs = nil
+	inf.mu.Unlock()
+	if err != nil {
+		// ctx was done before the engine started: it started nothing and
+		// stays able to run, so its handlers have no goroutine to end. This
+		// informer never runs it again: shut them down here. (A handler
+		// added meanwhile sees stopped and removes itself.)
+		for r := range regs {
+			r.removed.Store(true)
+			r.reg.Remove()
+		}
+	}
 }
 
 // HasSynced reports whether the cache holds a first complete list.

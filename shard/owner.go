@@ -249,10 +249,16 @@ func (o *Owner) CurrentSlice() (s Slice, ok bool) {
 // membership's registration, so the next owners cannot start before this
 // one stopped. It returns nil after every goroutine it started has
 // returned, or the membership's error if that one stopped by itself (after
-// releasing everything).
+// releasing everything). An owner runs once; if ctx is already done when
+// Run is called, Run starts nothing (the membership does not register) and
+// returns ctx's error at once, and the owner can still run.
 //
-// Possible errors: [ErrAlreadyStarted]; the Membership's Run error.
+// Possible errors: ctx.Err() (wrapped; ctx was done before Run started),
+// [ErrAlreadyStarted]; the Membership's Run error.
 func (o *Owner) Run(ctx context.Context) error {
+	if err := ctx.Err(); err != nil && !o.started.Load() {
+		return fmt.Errorf("shard: owner %q: not started, the context is done: %w", o.name, err)
+	}
 	if !o.started.CompareAndSwap(false, true) {
 		return ErrAlreadyStarted
 	}

@@ -159,10 +159,9 @@ func (s *deltaSlot[T]) add(d Delta[T]) {
 }
 
 // Item is one key handed out by [DeltaFIFO.PopBatch] with its deltas. The
-// items of one batch have distinct keys, with one exception: when a Replace
-// into an empty queue (nothing queued, in flight or known) lists a key more
-// than once, each listing is an Item of its own, in list order, rather than
-// one Item with several deltas.
+// items of one batch have distinct keys: a key queued once is handed out
+// once, whatever its number of deltas (a Replace that lists a key twice
+// gives it two Replaced deltas, in list order).
 type Item[K comparable, T any] struct {
 	// Key is the key of the object the deltas are about.
 	Key K
@@ -260,8 +259,7 @@ func (f *DeltaFIFO[K, T]) seqLocked(key K) (uint64, bool) {
 	return seq, ok && seq >= f.order.head
 }
 
-// indexLocked adds the keys of the unindexed entries to items (a key queued
-// twice maps to its newer entry).
+// indexLocked adds the keys of the unindexed entries to items.
 func (f *DeltaFIFO[K, T]) indexLocked() {
 	for seq := f.order.head; seq < f.unindexed; seq++ {
 		f.items[f.order.at(seq).key] = seq

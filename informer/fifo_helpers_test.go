@@ -101,9 +101,8 @@ func (f *DeltaFIFO[K, T]) queueSnapshot() ([]K, map[K]Deltas[T], map[K]bool) {
 		if e.initial {
 			initial[e.key] = true
 		}
-		// A key maps to its newest entry (a Replace into an empty queue
-		// may queue a key listed twice as two entries).
-		if s, ok := f.items[e.key]; !ok || s < seq {
+		// A key is queued once, and maps to its entry.
+		if s, ok := f.items[e.key]; !ok || s != seq {
 			panic("items and order disagree")
 		}
 	}

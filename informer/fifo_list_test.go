@@ -106,24 +106,40 @@ func TestDeltaFIFOListKeyError(t *testing.T) {
 }
 
 // TestDeltaFIFOReplaceEmptyDuplicates: a Replace into an empty queue queues
-// a key listed twice as two entries, which one batch hands out in list
-// order; a change arriving before the pop joins the newer one.
+// a key listed twice once, as client-go's DeltaFIFO does: one entry, at the
+// place of its first listing, with a Replaced delta per listing in list
+// order; a change arriving before the pop joins it; the key counts once for
+// HasSynced.
 func TestDeltaFIFOReplaceEmptyDuplicates(t *testing.T) {
 	f := newTestFIFO(t, nil)
 	require.NoError(t, f.Replace([]fifoObj{o("a", 1), o("b", 1), o("a", 2)}, "1"))
 	require.NoError(t, f.Update(o("a", 3)))
 	require.NoError(t, f.Add(o("c", 1)))
-	assert.Equal(t, 4, f.Len())
-	assert.Equal(t, []popped{
-		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1))}, initial: true},
-		{key: "b", deltas: Deltas[fifoObj]{repl(o("b", 1))}, initial: true},
-		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 2)), upd(o("a", 3))}, initial: true},
-		{key: "c", deltas: Deltas[fifoObj]{add(o("c", 1))}},
-	}, drainAll(t, f))
-	assert.True(t, f.HasSynced())
+	assert.Equal(t, 3, f.Len())
+	assert.Equal(t, popped{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1)), repl(o("a", 2)), upd(o("a", 3))}, initial: true}, popOne(t, f))
+	assert.False(t, f.HasSynced(), "b is left")
+	assert.Equal(t, popped{key: "b", deltas: Deltas[fifoObj]{repl(o("b", 1))}, initial: true}, popOne(t, f))
+	assert.True(t, f.HasSynced(), "two keys, two pops")
+	assert.Equal(t, []popped{{key: "c", deltas: Deltas[fifoObj]{add(o("c", 1))}}}, drainAll(t, f))
 	// Popped keys are not queued any more, though items may still map them.
 	require.NoError(t, f.Delete(o("b", 1)))
 	assert.Zero(t, f.Len(), "b is neither queued, in flight nor known: its delete is ignored")
+}
+
+// TestDeltaFIFOReplaceEmptyDuplicatesBatch: one PopBatch of a first list
+// that names a key twice hands the key out once, with both deltas.
+func TestDeltaFIFOReplaceEmptyDuplicatesBatch(t *testing.T) {
+	f := newTestFIFO(t, nil)
+	require.NoError(t, f.Replace([]fifoObj{o("a", 1), o("b", 1), o("a", 2), o("a", 3)}, "1"))
+	err := f.PopBatch(context.Background(), 10, func(b []Item[string, fifoObj]) error {
+		require.Len(t, b, 2)
+		assert.Equal(t, Item[string, fifoObj]{Key: "a", Deltas: Deltas[fifoObj]{repl(o("a", 1)), repl(o("a", 2)), repl(o("a", 3))}, IsInInitialList: true}, b[0])
+		assert.Equal(t, Item[string, fifoObj]{Key: "b", Deltas: Deltas[fifoObj]{repl(o("b", 1))}, IsInInitialList: true}, b[1])
+		return nil
+	})
+	require.NoError(t, err)
+	assert.True(t, f.HasSynced())
+	assert.Zero(t, f.Len())
 }
 
 // TestDeltaFIFOStaleMappingsAreSwept: the key map does not grow without
@@ -140,13 +156,14 @@ func TestDeltaFIFOStaleMappingsAreSwept(t *testing.T) {
 	assert.LessOrEqual(t, len(f.items), 2*f.peak+sweepMin+1)
 }
 
-// TestDeltaFIFOReplaceEmptyDuplicatesRequeue: requeueing a batch that holds
-// a key twice keeps its deltas in list order.
+// TestDeltaFIFOReplaceEmptyDuplicatesRequeue: requeueing the batch of a
+// first list that names a key twice puts the key back once, its deltas in
+// list order, counted once for HasSynced.
 func TestDeltaFIFOReplaceEmptyDuplicatesRequeue(t *testing.T) {
 	f := newTestFIFO(t, nil)
 	require.NoError(t, f.Replace([]fifoObj{o("a", 1), o("b", 1), o("a", 2)}, "1"))
 	err := f.PopBatch(context.Background(), 10, func(b []Item[string, fifoObj]) error {
-		require.Len(t, b, 3)
+		require.Len(t, b, 2)
 		return ErrRequeue
 	})
 	require.ErrorIs(t, err, ErrRequeue)
@@ -160,7 +177,7 @@ func TestDeltaFIFOReplaceEmptyDuplicatesRequeue(t *testing.T) {
 
 // TestDeltaFIFOListFresh: a list begun on an empty queue keeps its keys as
 // the items of the queue's bulk batch, page after page, a key listed twice
-// as two items; if the queue is no longer empty at the commit (here the
+// (on two pages) as one item; if the queue is no longer empty at the commit (here the
 // known objects gained a key), the list is merged as Replace would.
 func TestDeltaFIFOListFresh(t *testing.T) {
 	f := newVersionedFIFO(t, newFakeKnown())
@@ -169,9 +186,8 @@ func TestDeltaFIFOListFresh(t *testing.T) {
 	require.NoError(t, l.AddPage([]fifoObj{o("a", 2)}))
 	require.NoError(t, l.Commit("1"))
 	assert.Equal(t, []popped{
-		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1))}, initial: true},
+		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 1)), repl(o("a", 2))}, initial: true},
 		{key: "b", deltas: Deltas[fifoObj]{repl(o("b", 1))}, initial: true},
-		{key: "a", deltas: Deltas[fifoObj]{repl(o("a", 2))}, initial: true},
 	}, drainAll(t, f))
 	assert.True(t, f.HasSynced())
 

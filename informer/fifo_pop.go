@@ -190,11 +190,10 @@ func (f *DeltaFIFO[K, T]) sweepLocked() {
 // number (see sequences).
 func (f *DeltaFIFO[K, T]) finish(requeue bool) (queued int, finished uint64) {
 	f.mu.Lock()
-	requeued := f.order.tail // entries from here on are the batch's own, requeued
 	for i := range f.batch {
 		it := &f.batch[i]
 		if requeue {
-			f.requeueLocked(it, requeued)
+			f.requeueLocked(it)
 		} else if it.IsInInitialList {
 			f.initialLeft--
 		}
@@ -233,11 +232,7 @@ func (f *DeltaFIFO[K, T]) finish(requeue bool) (queued int, finished uint64) {
 // requeueLocked puts a popped item back: in front of the key's newer deltas
 // if it is queued again, else at the tail. The deltas are copied out of the
 // arena. Consecutive Deleted deltas at the junction collapse as usual.
-//
-// A key the batch holds twice (see Item) is requeued in batch order: an
-// entry numbered from requeued on was pushed by this requeue, for an
-// earlier item of the key, and the item's deltas go after its deltas.
-func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T], requeued uint64) {
+func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T]) {
 	ns := deltaSlot[T]{first: it.Deltas[0], initial: it.IsInInitialList}
 	for _, d := range it.Deltas[1:] {
 		ns.add(d)
@@ -248,18 +243,6 @@ func (f *DeltaFIFO[K, T]) requeueLocked(it *Item[K, T], requeued uint64) {
 		return
 	}
 	old := f.order.at(seq)
-	if seq >= requeued {
-		for _, d := range it.Deltas {
-			old.add(d)
-		}
-		if it.IsInInitialList {
-			if old.initial {
-				f.initialLeft-- // both were counted; the merged slot counts once
-			}
-			old.initial = true
-		}
-		return
-	}
 	ns.add(old.first)
 	for _, d := range old.more {
 		ns.add(d)

@@ -5,8 +5,8 @@ import "fmt"
 // Replace tells the queue that objs is the complete current collection, as
 // of version. It:
 //
-//  1. queues a Replaced delta for each listed object (in list order; a key
-//     listed twice gets two deltas);
+//  1. queues a Replaced delta for each listed object, in list order (a key
+//     listed twice gets two deltas in its one entry, as in client-go);
 //  2. for every present key (queued, in flight or known) absent from objs,
 //     queues a Deleted delta with FinalStateUnknown set, carrying the newest
 //     state the queue has: the newest queued delta's object if the key is
@@ -83,11 +83,13 @@ func (f *DeltaFIFO[K, T]) replace(l listed[K, T], kept map[K]struct{}, version s
 		}
 	}
 
-	if len(kept) == 0 && f.queuedLen() == 0 && !f.popping && f.knownEmptyLocked() {
+	if len(kept) == 0 && f.queuedLen() == 0 && !f.popping && f.knownEmptyLocked() && keysDistinct(len(l.objs), l.key) {
 		// Nothing queued, in flight or known (a first list, typically):
-		// nothing to merge with and nothing to tombstone. The list is kept
-		// as the batch PopBatch will hand out, its keys never going through
-		// items (see bulk). A key listed twice gets two items (see Item).
+		// nothing to merge with and nothing to tombstone, and no key listed
+		// twice (keysDistinct, a fraction of what items would cost). The
+		// list is kept as the batch PopBatch will hand out, its keys never
+		// going through items (see bulk). A list that names a key twice
+		// takes the general path, which merges the listings into one entry.
 		if n := len(l.objs); n > 0 {
 			var bulk []Item[K, T]
 			if l.items != nil {

@@ -27,7 +27,15 @@ func optionsDiff[K comparable, T any](a, b *Options[K, T]) string {
 	check(a.BatchSize == b.BatchSize, "BatchSize")
 	check(a.ListWatch == b.ListWatch, "ListWatch")
 	check(sameFunc(a.ObjectVersion, b.ObjectVersion), "ObjectVersion")
+	check(sameMutationDetector(a.MutationDetector, b.MutationDetector), "MutationDetector")
 	return strings.Join(diff, ", ")
+}
+
+// sameMutationDetector reports whether a and b are the same options, their
+// funcs compared as in sameFunc.
+func sameMutationDetector[T any](a, b MutationDetectorOptions[T]) bool {
+	return a.Enabled == b.Enabled && a.Panic == b.Panic && a.Interval == b.Interval &&
+		sameFunc(a.Copy, b.Copy) && sameFunc(a.Equal, b.Equal)
 }
 
 // sameIndexes reports whether a and b have the same names, each with the

@@ -92,6 +92,10 @@ func TestGroupInformerForComparesOptions(t *testing.T) {
 		{"StuckHandlerThreshold", func(o *informer.Options[string, *item]) { o.StuckHandlerThreshold = time.Minute }, "StuckHandlerThreshold"},
 		{"ListWatch", func(o *informer.Options[string, *item]) { o.ListWatch.Backoff.Initial = time.Second }, "ListWatch"},
 		{"ObjectVersion", func(o *informer.Options[string, *item]) { o.ObjectVersion = func(*item) string { return "" } }, "ObjectVersion"},
+		{"MutationDetector", func(o *informer.Options[string, *item]) { o.MutationDetector.Enabled = true }, "MutationDetector"},
+		{"MutationDetector.Copy", func(o *informer.Options[string, *item]) {
+			o.MutationDetector.Copy = func(it *item) *item { c := *it; return &c }
+		}, "MutationDetector"},
 		{"several", func(o *informer.Options[string, *item]) { o.KeyFunc = otherKey; o.BatchSize = 1 }, "KeyFunc, BatchSize"},
 	}
 	for _, tt := range tests {
@@ -172,7 +176,7 @@ func TestGroupComparesEveryOption(t *testing.T) {
 		"Name": true, "Logger": true, // the group's key; not compared
 		"Source": true, "KeyFunc": true, "Indexes": true, "ResyncPeriod": true, "Transform": true,
 		"Metrics": true, "ErrorHandler": true, "StuckHandlerThreshold": true, "BatchSize": true, "ListWatch": true,
-		"ObjectVersion": true,
+		"ObjectVersion": true, "MutationDetector": true,
 	}
 	for f := range reflect.TypeFor[informer.Options[string, *item]]().Fields() {
 		assert.True(t, known[f.Name], "Options.%s is not compared by InformerFor", f.Name)

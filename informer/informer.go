@@ -78,6 +78,10 @@ type Options[K comparable, T any] struct {
 	// implements one, else none, and every relisted object is delivered as an
 	// update. To turn the source's off, return "".
 	ObjectVersion func(obj T) string
+	// MutationDetector configures the cache mutation detector, a testing
+	// tool that reports cached objects modified in place. Zero: off, unless
+	// the environment variable [MutationDetectorEnv] turns it on.
+	MutationDetector MutationDetectorOptions[T]
 }
 
 // SharedInformer keeps an indexed cache of a [Source] current and tells any
@@ -117,6 +121,8 @@ type SharedInformer[K comparable, T any] struct {
 	reflOpts ReflectorOptions[T]
 	health   healthRecord
 	versions *versionTracker // the versions the cache has applied; see WaitForVersion
+	// mutations is the cache mutation detector; nil (nearly always) when off.
+	mutations *mutationDetector[K, T]
 	// proc is the batch processor's reusable state. Whoever holds the
 	// FIFO's in-flight batch uses it: the processing loop, or the
 	// reflector's goroutine on a direct hand-off (see applyEvent).
@@ -221,6 +227,10 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		resyncDue:  make(map[*listener[K, T]]bool),
 		resyncNext: make(map[*listener[K, T]]time.Time),
 	}
+	inf.mutations, err = newMutationDetector[K](opts.Name, opts.MutationDetector, func(err error) { inf.report(ErrorClassCacheMutation, err) })
+	if err != nil {
+		return nil, fmt.Errorf("informer %q: %w", opts.Name, err)
+	}
 	ro := ReflectorOptions[T]{ListWatchOptions: opts.ListWatch}
 	ro.Source = opts.Source
 	ro.Store = &transformingStore[K, T]{fifo: fifo, transform: opts.Transform, inf: inf}
@@ -296,6 +306,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = refl.Run(ctx) })
 	wg.Go(func() { inf.processLoop(ctx) })
+	if inf.mutations != nil {
+		wg.Go(func() { inf.mutations.run(ctx) })
+	}
 	wg.Go(func() {
 		select {
 		case <-inf.fifo.Synced():

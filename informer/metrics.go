@@ -15,6 +15,9 @@ const (
 	ErrorClassHandler   ErrorClass = "handler"    // a handler panicked
 	// A handler call ran past the stuck threshold (counted once per call).
 	ErrorClassHandlerStuck ErrorClass = "handler_stuck"
+	// The cache mutation detector found a cached object modified in place
+	// (see [MutationDetectorOptions]; counted once per object).
+	ErrorClassCacheMutation ErrorClass = "cache_mutation"
 )
 
 // Metrics receives an informer's measurements. Implementations must be safe

@@ -166,6 +166,9 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		p.initia = append(p.initia, it.IsInInitialList)
 	}
 	defer p.release(inf.indexer)
+	if inf.mutations != nil {
+		inf.mutations.copyWrites(p.writes) // before anyone can see the objects
+	}
 
 	p.refused = p.refused[:0]
 	inf.mu.Lock()
@@ -226,6 +229,9 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	// Reports go out after the lock is released: they may run user code.
 	if !direct {
 		p.wakeHandlers()
+	}
+	if inf.mutations != nil {
+		inf.mutations.committed(p.writes)
 	}
 	for _, err := range p.refused {
 		inf.report(ErrorClassStore, err)

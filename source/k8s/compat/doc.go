@@ -16,6 +16,7 @@
 // crashing the process; a relisted object whose resourceVersion did not
 // change is not delivered as an update; RemoveEventHandler stops deliveries
 // at once; index functions that fail refuse the object instead of
-// panicking; the watch error handler receives a nil *cache.Reflector. See
-// docs/k8s.md.
+// panicking; a nil handler is refused when added instead of panicking at
+// the first event; the watch error handler receives a nil
+// *cache.Reflector. See docs/k8s.md.
 package compat

@@ -4,7 +4,7 @@ GO ?= go
 # Every module in go.work, tested in one go with the race detector.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
-.PHONY: test vet bench bench-compare bench-compare-quick fuzz demo examples
+.PHONY: test test-repeat test-repeat-engine test-repeat-servers vet bench bench-compare bench-compare-quick fuzz demo examples
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
@@ -14,6 +14,32 @@ test: vet
 	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+
+# Flaky-test hunt: every package of every module run repeatedly with the
+# race detector, best on a loaded machine. COUNT runs of the engine's
+# packages (the core module, metrics/prometheus), SERVER_COUNT runs of the
+# modules whose tests start real servers (source/etcd, source/natskv,
+# source/k8s) and of bench. Both halves run; either failing fails the target.
+#   make test-repeat COUNT=10 SERVER_COUNT=3
+COUNT ?= 10
+SERVER_COUNT ?= 3
+REPEAT_TIMEOUT ?= 120m
+SERVER_MODULES := $(filter %/source/etcd %/source/natskv %/source/k8s %/bench,$(MODULES))
+ENGINE_MODULES := $(filter-out $(SERVER_MODULES),$(MODULES))
+
+test-repeat:
+	@rc=0; \
+	$(MAKE) --no-print-directory test-repeat-engine || rc=1; \
+	$(MAKE) --no-print-directory test-repeat-servers || rc=1; \
+	exit $$rc
+
+test-repeat-engine:
+	$(GO) test -race -count=$(COUNT) -timeout $(REPEAT_TIMEOUT) $(addsuffix /...,$(ENGINE_MODULES))
+
+test-repeat-servers:
+	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
+	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
+	$(GO) test -race -count=$(SERVER_COUNT) -timeout $(REPEAT_TIMEOUT) $(addsuffix /...,$(SERVER_MODULES))
 
 # Every runnable Example of every module.
 examples:

@@ -248,7 +248,11 @@ func (r *Reflector[T]) listOptions() ListOptions {
 
 // Run lists and watches until ctx is done, backing off between failed
 // attempts (see [Backoff]: a relist that is no failure starts at once). It returns nil once ctx is done and every goroutine it started
-// has exited. A panic in the source's List is re-raised on Run's goroutine.
+// has exited. It also stops, and returns nil, once the store refuses a
+// write with [ErrClosed] (its owner is stopping it, as an informer does
+// when its Run context ends): stopping is no failure, so that refusal is
+// neither logged as an error nor handed to the ErrorHandler or to Metrics.
+// A panic in the source's List is re-raised on Run's goroutine.
 func (r *Reflector[T]) Run(ctx context.Context) error {
 	defer r.lists.Wait()
 	r.log.V(3).Info("starting reflector")
@@ -259,6 +263,10 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 		events := r.watchEvents
 		err := r.listAndWatch(ctx, backoff)
 		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errStoreClosed) {
+			r.log.V(2).Info("the store is closed, stopping", "reason", err)
 			return nil
 		}
 		switch {
@@ -308,6 +316,9 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) 
 			if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) || errors.Is(err, ErrInvalidVersion) {
 				return err // a marker without a version too: reported, retried after a backoff
 			}
+			if errors.Is(err, errStoreClosed) {
+				return err
+			}
 			r.log.V(4).Info("streaming list failed, falling back to a plain list", "err", err)
 		}
 	}
@@ -332,6 +343,19 @@ func (r *Reflector[T]) useStreamingList() bool {
 // watchTimeout returns a random timeout in [minWatch, 2×minWatch].
 func (r *Reflector[T]) watchTimeout() time.Duration {
 	return r.minWatch + time.Duration(rand.Int64N(int64(r.minWatch)+1))
+}
+
+// errStoreClosed marks a store write refused with [ErrClosed]: the store's
+// owner is stopping it. Run stops without reporting it.
+var errStoreClosed = errors.New("store closed")
+
+// storeError returns err, the error of a store write, marked with
+// errStoreClosed if it wraps [ErrClosed].
+func storeError(err error) error {
+	if errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", errStoreClosed, err)
+	}
+	return err
 }
 
 // outageLoud is the number of consecutive failures after which a transient

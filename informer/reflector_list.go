@@ -114,7 +114,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	}
 	r.setVersionUnavailable(false)
 	if err := res.list.Commit(res.version); err != nil {
-		return fmt.Errorf("%s: replace store with list at version %q: %w", r.opts.Name, res.version, err)
+		return fmt.Errorf("%s: replace store with list at version %q: %w", r.opts.Name, res.version, storeError(err))
 	}
 	r.setVersion(res.version)
 	r.opts.Metrics.Relisted(r.opts.Name)
@@ -144,7 +144,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, opts ListOptions) (ListBui
 			return nil, "", errNoVersion("list page")
 		}
 		if err := list.AddPage(page.Items); err != nil {
-			return nil, "", fmt.Errorf("store refused a page: %w", err)
+			return nil, "", fmt.Errorf("store refused a page: %w", storeError(err))
 		}
 		if page.Continue == "" {
 			return list, page.Version, nil
@@ -198,7 +198,7 @@ func (r *Reflector[T]) streamingList(ctx context.Context, backoff *backoffTimer)
 		r.setVersionUnavailable(false)
 		if err := list.Commit(version); err != nil {
 			w.Stop()
-			return nil, fmt.Errorf("%s: replace store with streamed list at version %q: %w", r.opts.Name, version, err)
+			return nil, fmt.Errorf("%s: replace store with streamed list at version %q: %w", r.opts.Name, version, storeError(err))
 		}
 		r.setVersion(version)
 		r.opts.Metrics.Relisted(r.opts.Name)
@@ -225,7 +225,7 @@ func (r *Reflector[T]) collectInitialEvents(ctx context.Context, w Watcher[T]) (
 		err := list.AddPage(chunk)
 		chunk = nil // the builder may retain it
 		if err != nil {
-			return fmt.Errorf("%s: streaming list: store refused a page: %w", r.opts.Name, err)
+			return fmt.Errorf("%s: streaming list: store refused a page: %w", r.opts.Name, storeError(err))
 		}
 		return nil
 	}

@@ -106,7 +106,8 @@ type eventApplier[T any] interface {
 // handleWatch applies the events of one stream to the store until it ends.
 // It returns errWatchEnded (wrapped) for a normal end, a
 // *VeryShortWatchError for a normal end under a second without events, the
-// stream's error for an Error event, or nil when ctx is done.
+// stream's error for an Error event, errStoreClosed (wrapped) when the store
+// refused a write with ErrClosed, or nil when ctx is done.
 //
 // For a store that is an eventApplier, it tells the store whether the
 // stream is busy, so that only a lone event is applied at once (see
@@ -183,6 +184,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				default:
 				}
 				err = applier.applyEvent(ev.Type, ev.Object, ev.Version, !waited || (ahead && nextOK))
+				if errors.Is(err, ErrClosed) {
+					return fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, storeError(err))
+				}
 				if err != nil {
 					r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
 				}
@@ -208,6 +212,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			r.fail(ctx, ErrorClassListWatch, fmt.Errorf("%s: watch sent an event of unknown type %d at version %q; skipped", r.opts.Name, ev.Type, ev.Version))
 			continue
 		}
+		if errors.Is(err, ErrClosed) {
+			return fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, storeError(err))
+		}
 		if err != nil {
 			r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
 		}
@@ -221,7 +228,8 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 // resync runs one periodic resync of the store, if ShouldResync agrees.
 func (r *Reflector[T]) resync(ctx context.Context) {
 	if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
-		if err := r.opts.Store.Resync(); err != nil {
+		// A closed store is not reported: its next write stops the reflector.
+		if err := r.opts.Store.Resync(); err != nil && !errors.Is(err, ErrClosed) {
 			r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: resync: %w", r.opts.Name, err))
 		}
 	}

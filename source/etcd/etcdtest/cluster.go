@@ -112,6 +112,7 @@ func (m *Member) start(bin string) error {
 	}
 	cmd := exec.Command(bin, m.args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = memberProcAttr()
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("etcdtest: start %s: %w", m.Name, err)

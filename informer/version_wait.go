@@ -256,6 +256,71 @@ func (inf *SharedInformer[K, T]) WaitForVersion(ctx context.Context, version str
 	return err
 }
 
+// ReceivedWaiter is implemented by [SharedInformer]: a barrier on what the
+// informer has received. A sharded source takes one to wait until the list
+// of its new slice is in the cache.
+type ReceivedWaiter interface {
+	// WaitForReceived: see [SharedInformer.WaitForReceived].
+	WaitForReceived(ctx context.Context) error
+}
+
+var _ ReceivedWaiter = (*SharedInformer[string, string])(nil)
+
+// WaitForReceived blocks until the informer's cache has applied everything
+// the informer had received from its source when it was called (every list,
+// and every watch event and bookmark that carried a version), or ctx is
+// done. Unlike [SharedInformer.WaitForVersion] it needs no version and does
+// not compare any: a relist received at the version the cache is already at
+// (a list of another slice, on an idle source) is waited for too. It
+// returns nil at once if nothing received is still waiting to be applied.
+// Like WaitForVersion it waits on channels, may be called from any number
+// of goroutines and from handlers.
+//
+// Possible errors:
+//   - [ErrClosed]: the informer stopped (its Run context ended) first;
+//   - ctx.Err(), wrapped in an error naming the version the cache had
+//     reached;
+//   - [ErrInvalidOptions]: a zero SharedInformer.
+func (inf *SharedInformer[K, T]) WaitForReceived(ctx context.Context) error {
+	if inf.indexer == nil {
+		return errZero()
+	}
+	return inf.versions.waitReceived(ctx)
+}
+
+// waitReceived waits until the receipt that was the latest when it was
+// called has been applied.
+func (t *versionTracker) waitReceived(ctx context.Context) error {
+	t.mu.Lock()
+	target := t.received
+	t.mu.Unlock()
+	for {
+		t.mu.Lock()
+		reached := t.applied.ordinal >= target
+		if !reached && t.advanced == nil {
+			t.advanced = make(chan struct{})
+		}
+		advanced := t.advanced
+		t.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-t.stopped:
+			t.mu.Lock()
+			reached = t.applied.ordinal >= target // a batch may have finished just before
+			t.mu.Unlock()
+			if reached {
+				return nil
+			}
+			return t.receivedError(ErrClosed)
+		case <-ctx.Done():
+			return t.receivedError(ctx.Err())
+		}
+	}
+}
+
 // waitOrdered waits for an applied version at least version. Each time the
 // applied version changes, every waiter wakes and compares it with its own,
 // with no lock held (CompareVersions is the source's code).
@@ -369,15 +434,25 @@ func (t *versionTracker) waitEqual(ctx context.Context, version string) error {
 
 // waitError is the error of a wait for version ended by cause.
 func (t *versionTracker) waitError(version string, cause error) error {
+	return t.waitErrorFor("version "+strconv.Quote(version), cause)
+}
+
+// receivedError is the error of a WaitForReceived ended by cause.
+func (t *versionTracker) receivedError(cause error) error {
+	return t.waitErrorFor("what it received", cause)
+}
+
+// waitErrorFor is the error of a wait for what ended by cause.
+func (t *versionTracker) waitErrorFor(what string, cause error) error {
 	applied, _ := t.current()
 	reached := "has applied no version yet"
 	if applied != "" {
 		reached = "is at version " + strconv.Quote(applied)
 	}
 	if errors.Is(cause, ErrClosed) {
-		return fmt.Errorf("informer %q: wait for version %q: informer stopped; its cache %s: %w", t.name, version, reached, cause)
+		return fmt.Errorf("informer %q: wait for %s: informer stopped; its cache %s: %w", t.name, what, reached, cause)
 	}
-	return fmt.Errorf("informer %q: wait for version %q: the cache %s: %w", t.name, version, reached, cause)
+	return fmt.Errorf("informer %q: wait for %s: the cache %s: %w", t.name, what, reached, cause)
 }
 
 // current returns the applied version and when it was applied.

@@ -121,7 +121,8 @@ func TestClusterFlakyNetworkConverges(t *testing.T) {
 	require.NoError(t, informer.WaitForSync(t.Context(), inf))
 
 	// Writers (about 300 changes a second in all), a compactor, and a
-	// watchdog of the informer's applied version, until the faults end.
+	// watchdog of the informer's applied version against the writes
+	// acknowledged, until the faults end.
 	fctx, stopLoad := context.WithCancel(t.Context())
 	var load sync.WaitGroup
 	for i := range 2 {
@@ -169,8 +170,11 @@ func TestClusterFlakyNetworkConverges(t *testing.T) {
 				return
 			case <-tick.C:
 			}
+			// A stall: writes acknowledged beyond what the informer has
+			// applied, and the applied version not moving.
 			v := inf.LastSyncVersion()
-			if v != last {
+			applied, _ := strconv.ParseInt(v, 10, 64)
+			if v != last || applied >= fw.rev() {
 				last, since = v, time.Now()
 				continue
 			}

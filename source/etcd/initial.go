@@ -92,7 +92,7 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 // Possible errors: those of initialRevision (the last endpoint's).
 func (s *Source[T]) initialConn(ctx context.Context, min int64) (*watchConn, int64, error) {
 	for failed := 1; ; failed++ {
-		conn := s.dialWatch()
+		conn := s.dialWatch("")
 		lctx, release := conn.bind(ctx)
 		rev, err := s.initialRevision(lctx, conn.kv(s.opts.Client), min)
 		if err != nil && ctx.Err() == nil && lctx.Err() != nil {

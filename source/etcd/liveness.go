@@ -2,14 +2,17 @@ package etcd
 
 import "time"
 
-// liveness schedules a watch's progress probes: after a silence without
+// liveness schedules the progress probes of a watch stream, across the
+// etcd watches that follow each other in it (see run), so that the pace
+// of the stream outlives a failover: after a silence without
 // news from etcd, probe; a probe unanswered for timeout is a dead stream.
 // The silence that calls for a probe is interval on a quiet stream, shorter
 // on a busy one: busyFactor times the last gap between two answers, at
-// least busyIdle. A busy stream that goes silent (its connection cut
-// without a close) is probed within a fraction of a second instead of
-// after interval, and a quiet one costs no more probes than before. Used by
-// one goroutine; not safe for concurrent use.
+// least busyIdle; the probe's deadline likewise, at least busyTimeout. A
+// busy stream that goes silent (its connection cut without a close) is
+// found dead within about 1.25 s instead of interval plus timeout, and a
+// quiet one costs no more probes than before. Used by one goroutine; not
+// safe for concurrent use.
 type liveness struct {
 	interval, timeout time.Duration
 	disabled          bool
@@ -21,8 +24,9 @@ type liveness struct {
 }
 
 const (
-	busyFactor = 8
-	busyIdle   = 250 * time.Millisecond
+	busyFactor  = 8
+	busyIdle    = 250 * time.Millisecond
+	busyTimeout = time.Second
 )
 
 func newLiveness(interval, timeout time.Duration) *liveness {
@@ -54,9 +58,17 @@ func (l *liveness) deadline() <-chan time.Time {
 // probe sends a probe with send and starts the deadline.
 func (l *liveness) probe(send func()) {
 	l.probing = true
-	l.due = time.Now().Add(l.timeout)
-	l.deadT.Reset(l.timeout)
+	l.due = time.Now().Add(l.probeTimeout())
+	l.deadT.Reset(l.probeTimeout())
 	send()
+}
+
+// probeTimeout is how long a probe sent now may go unanswered.
+func (l *liveness) probeTimeout() time.Duration {
+	if l.gap > 0 {
+		return min(l.timeout, max(busyTimeout, busyFactor*l.gap))
+	}
+	return l.timeout
 }
 
 // budget bounds a progress request sent now: what is left before the pending

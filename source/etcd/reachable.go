@@ -3,14 +3,12 @@ package etcd
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 var _ informer.ReachabilityWaiter = (*Source[int])(nil)
@@ -21,53 +19,82 @@ const (
 )
 
 // WaitReachable blocks until a member of the client's answers that it has a
-// leader (a status request, on a connection of its own to each endpoint, all
-// probed at once, every 250 ms), or ctx is done, then returns ctx's error.
-// A reflector calls it while it backs off after an outage, so that its
-// watch is back as soon as etcd answers again whatever its backoff had
-// grown to (see [informer.ReachabilityWaiter]). A client without endpoints,
-// or whose KV is not etcd's own, is probed with a single-key read through
-// its KV.
+// leader, or ctx is done (then it returns ctx's error). Every 250 ms it
+// starts a round of probes, a status request to every endpoint at once on
+// a connection of its own, each given a second to answer; rounds overlap,
+// so one stuck on a silent network does not delay the next. A reflector
+// calls it while it backs off after an outage, so that its watch is back as
+// soon as etcd answers again whatever its backoff had grown to (see
+// [informer.ReachabilityWaiter]). A client without endpoints is probed
+// with a single-key read through its KV.
 func (s *Source[T]) WaitReachable(ctx context.Context) error {
-	for !s.reachable(ctx) {
-		if !ctxtime.Sleep(ctx, probeEvery) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	up := make(chan struct{})
+	var once sync.Once
+	tick := time.NewTicker(probeEvery)
+	defer tick.Stop()
+	for {
+		wg.Go(func() {
+			if s.reachable(ctx) {
+				once.Do(func() { close(up) })
+			}
+		})
+		select {
+		case <-up:
+			return nil
+		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick.C:
 		}
 	}
-	return nil
 }
 
 // reachable runs one round of probes; it reports whether one succeeded.
 func (s *Source[T]) reachable(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
 	cli := s.opts.Client
-	eps := cli.Endpoints()
-	if len(eps) == 0 || cli.Ctx().Err() != nil {
+	if len(cli.Endpoints()) == 0 || cli.Ctx().Err() != nil {
+		ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
 		_, err := cli.Get(ctx, s.start, clientv3.WithKeysOnly(), clientv3.WithLimit(1))
 		return err == nil
 	}
-	var ok atomic.Bool
+	_, ok := s.answering(ctx)
+	return ok
+}
+
+// answering probes every endpoint of the client at once, each on a fresh
+// connection of its own, and returns the first whose member answers within
+// probeTimeout that it has a leader; false when none does. Used to move a
+// failed watch to a member known to answer, rather than trying the others
+// one after another while each may take LivenessTimeout to fail.
+func (s *Source[T]) answering(ctx context.Context) (string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	eps := s.opts.Client.Endpoints()
+	found := make(chan string, len(eps))
 	var wg sync.WaitGroup
 	for _, ep := range eps {
 		wg.Go(func() {
 			c, err := s.dial(ep)
 			if err != nil {
-				_, err = cli.Get(ctx, s.start, clientv3.WithKeysOnly(), clientv3.WithLimit(1))
-				if err == nil {
-					ok.Store(true)
-				}
 				return
 			}
 			defer c.close()
 			resp, err := pb.NewMaintenanceClient(c.conn).Status(ctx, &pb.StatusRequest{})
 			if err == nil && resp.Leader != 0 {
-				s.health.ok(ep)
-				ok.Store(true)
+				found <- ep
 				cancel() // one is enough
 			}
 		})
 	}
 	wg.Wait()
-	return ok.Load()
+	close(found)
+	ep, ok := <-found
+	if ok {
+		s.health.ok(ep)
+	}
+	return ep, ok
 }

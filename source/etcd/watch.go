@@ -59,11 +59,12 @@ func (s *Source[T]) watchKeys(ctx context.Context, opts informer.WatchOptions, k
 // run is the goroutine of one watch: the initial events of a streaming
 // list, if asked, then the etcd watch from rev+1, each on a connection of
 // its own (see watchconn.go). A watch that fails for a reason that another
-// member may not share (its connection lost, no answer, no leader) moves
-// to another endpoint at once, from the last revision it delivered, within
-// the same stream; the stream ends with the error only once every endpoint
-// has failed in a row without the watch delivering anything, so that the
-// reflector backs off only when no member answers.
+// member may not share (its connection lost, no answer, no leader) moves at
+// once, from the last revision it delivered, within the same stream, to the
+// first member that answers a probe of all of them (see answering); the
+// stream ends with the error only when none answers, or after as many
+// failures in a row as there are endpoints without the watch delivering
+// anything, so that the reflector backs off only when no member answers.
 func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev int64, opts informer.WatchOptions, keep keyFilter) {
 	defer w.Close()
 	ctx := w.Context()
@@ -79,11 +80,14 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 			return
 		}
 	}
-	failed := 0 // endpoints failed in a row without a delivery
+	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
+	defer live.stop()
+	failed := 0 // watches failed in a row without a delivery
+	next := ""  // the endpoint of the next watch; "": the next in turn
 	for {
-		conn := s.dialWatch()
+		conn := s.dialWatch(next)
 		from := rev
-		err := s.watch(ctx, w, ow, conn, &rev, keep)
+		err := s.watch(ctx, w, ow, conn, live, &rev, keep)
 		switch {
 		case err == nil, w.Context().Err() != nil:
 			return
@@ -96,9 +100,12 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 		if errors.Is(err, informer.ErrTransient) && conn.endpoint != "" {
 			s.health.fail(conn.endpoint, err)
 			failed++
-			if failed < len(s.opts.Client.Endpoints()) {
-				s.log.V(1).Info("watch failed; moving to another endpoint", "endpoint", conn.endpoint, "revision", rev, "err", err)
-				continue
+			if failed <= len(s.opts.Client.Endpoints()) {
+				var ok bool
+				if next, ok = s.answering(ctx); ok {
+					s.log.V(1).Info("watch failed; moving to a member that answers", "endpoint", conn.endpoint, "to", next, "revision", rev, "err", err)
+					continue
+				}
 			}
 		}
 		w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
@@ -110,7 +117,7 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 // is done (nil) or the watch fails (the error to send). It keeps *delivered
 // at the revision up to which it has delivered every change (events and
 // bookmarks). It closes conn.
-func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, delivered *int64, keep keyFilter) error {
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, live *liveness, delivered *int64, keep keyFilter) error {
 	rev := *delivered
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends etcd's watch, closing its channel
@@ -148,8 +155,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	// ahead is the member's revision when it confirmed a watch from a
 	// revision it has not reached, 0 once it has.
 	var ahead int64
-	live := newLiveness(s.opts.LivenessInterval, s.opts.LivenessTimeout)
-	defer live.stop()
+	live.rest()
 	var outs []converted[T] // reused between responses
 	for {
 		select {
@@ -172,7 +178,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 					s.opts.Prefix, rev, ahead, informer.ErrVersionTooLarge)
 			}
 			return fmt.Errorf("etcd source: watch of %q: no answer from etcd to a progress request within %v: %w",
-				s.opts.Prefix, s.opts.LivenessTimeout, informer.ErrTransient)
+				s.opts.Prefix, live.probeTimeout(), informer.ErrTransient)
 		case resp, ok := <-wch:
 			live.heard()
 			if !ok {

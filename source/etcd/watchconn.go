@@ -56,16 +56,19 @@ type watchConn struct {
 // errClientClosed is the cause of a connection lost to the client's Close.
 var errClientClosed = errors.New("the client was closed")
 
-// dialWatch returns the connection for a new watch: its own, on an
-// endpoint that has not failed lately (see endpointHealth), or the client's
-// shared one (see watchConn).
-func (s *Source[T]) dialWatch() *watchConn {
+// dialWatch returns the connection for a new watch: its own, on ep or
+// ("") an endpoint that has not failed lately (see endpointHealth), or the
+// client's shared one (see watchConn).
+func (s *Source[T]) dialWatch(ep string) *watchConn {
 	cli := s.opts.Client
 	eps := cli.Endpoints()
 	if len(eps) == 0 || reflect.TypeOf(cli.Watcher) != etcdWatcher || cli.Ctx().Err() != nil {
 		return &watchConn{Watcher: cli.Watcher}
 	}
-	c, err := s.dial(s.health.pick(eps))
+	if ep == "" {
+		ep = s.health.pick(eps)
+	}
+	c, err := s.dial(ep)
 	if err != nil { // grpc.NewClient refused the options: it does not connect
 		s.log.V(1).Info("cannot dial a connection for the watch; using the client's", "err", err)
 		return &watchConn{Watcher: cli.Watcher}

@@ -36,6 +36,8 @@
 // the exact guarantee with its timing assumptions.
 //
 // What a replica caches follows the assignment at once ([Owner.Slice]);
-// what it acts on ([Owner.Owns]) follows the handoff, so a new owner's
-// cache is usually filled by the time it may act.
+// what it acts on ([Owner.Owns]) follows the handoff. After a join a new
+// owner's cache is usually filled by the time it may act; after a crash or
+// a leave it is filled one relist after the shards are acquired, which the
+// sharded sources' WaitLoaded waits for (see [Owner], "Timing").
 package shard

@@ -117,8 +117,15 @@ type Slice struct {
 // plus one view propagation.
 //
 // What a replica caches ([Owner.Slice]) follows the assignment at once,
-// without waiting for the handoff, so a new owner is usually caching its
-// shards before it may act on them.
+// without waiting for the handoff, and its cache lags the slice by one
+// relist. After a join the newcomer's slice moves before the old owners
+// release, so it usually caches its shards before it may act on them. After
+// a crash or a leave the slice and the ownership move together: for the
+// length of one relist the new owner may find Owns true for a key its cache
+// does not hold yet. The sharded sources' WaitLoaded (etcd.Sharded,
+// k8s.Sharded) waits until the cache holds the current slice; call it
+// before acting on the keys of shards [OwnerOptions.OnChange] reported
+// acquired.
 //
 // An Owner is safe for concurrent use. Use [NewOwner].
 type Owner struct {

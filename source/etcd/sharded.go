@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sliceload"
 	"github.com/ginformer/ginformer/shard"
 )
 
@@ -58,14 +59,30 @@ type ShardedOptions[T any] struct {
 // # Slice changes
 //
 // When the slice changes (a member joined or left), the open watch ends with
-// an Error event wrapping [informer.ErrExpired], so the informer's reflector
-// relists (after its backoff delay) through this source with the new slice.
-// The relist is applied to the cache as one batch under one lock, so
-// readers see the old slice or the new one, never a mix: keys that left
-// arrive as deletions with FinalStateUnknown set, keys that arrived as adds.
-// A watch opened after the slice changed since the last list fails with
-// ErrExpired for the same reason, as does a page of a list whose first page
-// was read with another slice.
+// an Error event wrapping [informer.ErrRelistRequested] (and
+// [informer.ErrExpired], for consumers that know only that one), so the
+// informer's reflector relists at once, without backing off and without
+// reporting an error, through this source with the new slice. The relist is
+// applied to the cache as one batch under one lock, so readers see the old
+// slice or the new one, never a mix: keys that left arrive as deletions
+// with FinalStateUnknown set, keys that arrived as adds. A watch opened
+// after the slice changed since the last list fails with the same error
+// for the same reason, as does a page of a list whose first page was read
+// with another slice.
+//
+// # Owned but not cached yet
+//
+// The cache follows the slice, not the ownership, and lags it by one
+// relist: after a slice change the keys of the new shards are missing from
+// the cache until the relist is applied. A new owner usually has them
+// before it may act on them (a join: the slice moves before the old owners
+// release), but not always: after a crash or a leave the slice and the
+// ownership move together, so for the length of one relist a handler or
+// worker may find [shard.Owner.Owns] true for a key the cache does not hold
+// yet (a Get finds nothing, a List misses it; no event for it has been
+// delivered). [Sharded.WaitLoaded] waits until the cache holds the current
+// slice; call it before acting on the keys of newly acquired shards (in a
+// worker, after [shard.OwnerOptions.OnChange] reported them).
 //
 // To tell "moved away" from "deleted" in a handler: a deletion with
 // FinalStateUnknown false was observed (the key was deleted in etcd); one
@@ -84,12 +101,16 @@ type Sharded[T any] struct {
 
 	received  atomic.Uint64
 	delivered atomic.Uint64
+	loaded    sliceload.Tracker
 
-	// mu guards cache.
+	// mu guards cache and listed.
 	mu sync.Mutex
 	// cache is the slice of the last list (or streaming list) the
 	// consumer applied, with which its watches must agree.
 	cache shard.Slice
+	// listed is set when the last page of a paged list of cache was
+	// returned: the next plain watch shows the consumer committed it.
+	listed bool
 }
 
 var (
@@ -139,8 +160,9 @@ func (s *Sharded[T]) RequestProgress(ctx context.Context) error { return s.src.R
 // for, even none, and still have a continue token). It waits for the first
 // slice.
 //
-// Possible errors: those of [Source.List]; [informer.ErrExpired] for a
-// continued list whose slice changed since its first page; ctx.Err().
+// Possible errors: those of [Source.List]; [informer.ErrRelistRequested]
+// wrapped with [informer.ErrExpired] for a continued list whose slice
+// changed since its first page; ctx.Err().
 func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[*Object[T]], error) {
 	sl, _, err := s.slices.Slice(ctx)
 	if err != nil {
@@ -149,10 +171,11 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 	s.mu.Lock()
 	switch {
 	case opts.Continue == "":
-		s.cache = sl
+		s.cache, s.listed = sl, false
 	case s.cache.Gen != sl.Gen:
 		s.mu.Unlock()
-		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd sharded source: slice changed during the list: %w", informer.ErrExpired)
+		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd sharded source: slice changed during the list: %w: %w",
+			informer.ErrRelistRequested, informer.ErrExpired)
 	}
 	s.mu.Unlock()
 	page, err := s.src.list(ctx, opts, s.keyFilter(sl))
@@ -160,28 +183,43 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 		return page, err
 	}
 	s.delivered.Add(uint64(len(page.Items)))
+	if page.Continue == "" {
+		s.mu.Lock()
+		s.listed = s.cache.Gen == sl.Gen
+		s.mu.Unlock()
+	}
 	return page, nil
 }
 
 // Watch opens a watch of the slice. A streaming list
-// (SendInitialEvents) takes the current slice; a plain watch must find the
-// slice of the last list. The watch ends with an Error event wrapping
-// [informer.ErrExpired] when the slice changes.
+// (SendInitialEvents) takes the current slice, and follows its end marker
+// with a bookmark at the same version (whose delivery tells this source the
+// list was committed, for [Sharded.WaitLoaded]); a plain watch must find
+// the slice of the last list. The watch ends with an Error event wrapping
+// [informer.ErrRelistRequested] and [informer.ErrExpired] when the slice
+// changes.
 //
-// Possible errors: those of [Source.Watch]; [informer.ErrExpired] when the
-// slice changed since the last list; ctx.Err().
+// Possible errors: those of [Source.Watch]; [informer.ErrRelistRequested]
+// wrapped with [informer.ErrExpired] when the slice changed since the last
+// list; ctx.Err().
 func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
 	sl, changed, err := s.slices.Slice(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
+	if s.listed && !opts.SendInitialEvents {
+		// The consumer watches after its list: it committed it.
+		s.loaded.Loaded(s.cache)
+	}
+	s.listed = false
 	switch {
 	case opts.SendInitialEvents:
 		s.cache = sl
 	case s.cache.Gen != sl.Gen:
 		s.mu.Unlock()
-		return nil, fmt.Errorf("etcd sharded source: slice changed since the list: %w", informer.ErrExpired)
+		return nil, fmt.Errorf("etcd sharded source: slice changed since the list: %w: %w",
+			informer.ErrRelistRequested, informer.ErrExpired)
 	}
 	s.mu.Unlock()
 	inner, err := s.src.watchKeys(ctx, opts, s.keyFilter(sl))
@@ -189,8 +227,31 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 		return nil, err
 	}
 	w := &shardedWatch[T]{out: make(chan informer.Event[*Object[T]]), stop: make(chan struct{})}
-	go w.run(ctx, s, inner, sl.Gen, changed)
+	go w.run(ctx, s, inner, sl, opts.SendInitialEvents, changed)
 	return w, nil
+}
+
+// WaitLoaded blocks until cache, the informer this source serves, holds
+// the slice that was current when WaitLoaded was called, or a later one:
+// the list of that slice has been applied, and so has everything the
+// informer received before WaitLoaded saw that. It returns the slice the
+// cache holds. It waits for the first slice like [Sharded.List]. See
+// "Owned but not cached yet" in [Sharded] for when to call it. It waits on
+// channels; the wait ends with ctx if the informer is not running (or is
+// given another informer than the one this source serves).
+//
+// Possible errors: ctx.Err() (wrapped); [informer.ErrClosed] (the informer
+// stopped).
+func (s *Sharded[T]) WaitLoaded(ctx context.Context, cache informer.ReceivedWaiter) (shard.Slice, error) {
+	want, _, err := s.slices.Slice(ctx)
+	if err != nil {
+		return shard.Slice{}, fmt.Errorf("etcd sharded source: %w", err)
+	}
+	sl, err := s.loaded.Wait(ctx, want.Gen, cache)
+	if err != nil {
+		return shard.Slice{}, fmt.Errorf("etcd sharded source: %w", err)
+	}
+	return sl, nil
 }
 
 // keyFilter returns the filter of slice sl, for the underlying source: it
@@ -213,10 +274,13 @@ func (w *shardedWatch[T]) Events() <-chan informer.Event[*Object[T]] { return w.
 
 func (w *shardedWatch[T]) Stop() { w.once.Do(func() { close(w.stop) }) }
 
-// run forwards the events of the slice until the underlying watch ends,
-// Stop, ctx is done, or a slice change (then an ErrExpired Error event). It stops the
-// underlying watch and closes out when it returns.
-func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], gen uint64, changed <-chan struct{}) {
+// run forwards the events of slice sl until the underlying watch ends,
+// Stop, ctx is done, or a slice change (then an Error event wrapping
+// ErrRelistRequested and ErrExpired). For a streaming list (initial), the
+// end marker is followed by a bookmark at its version: out is unbuffered,
+// so once that one is taken the consumer has committed the list. It stops
+// the underlying watch and closes out when it returns.
+func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], sl shard.Slice, initial bool, changed <-chan struct{}) {
 	defer close(w.out)
 	defer inner.Stop()
 	send := func(ev informer.Event[*Object[T]]) bool {
@@ -237,7 +301,8 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			return
 		case <-changed:
 			send(informer.Event[*Object[T]]{Type: informer.EventError,
-				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w", gen, informer.ErrExpired)})
+				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w: %w",
+					sl.Gen, informer.ErrRelistRequested, informer.ErrExpired)})
 			return
 		case ev, ok := <-inner.Events():
 			if !ok {
@@ -252,6 +317,12 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 			}
 			if ev.Type == informer.EventError {
 				return
+			}
+			if initial && ev.Type == informer.EventBookmark && ev.InitialEventsEnd {
+				if !send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: ev.Version}) {
+					return
+				}
+				s.loaded.Loaded(sl)
 			}
 		}
 	}

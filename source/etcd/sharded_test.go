@@ -57,6 +57,14 @@ func startShardReplica(t *testing.T, name, members, data string, rec *shardtest.
 // and lease TTL ttl.
 func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, name, members, data string, rec *shardtest.Ownership) *shardReplica {
 	t.Helper()
+	return startShardReplicaLW(t, c, ttl, name, members, data, rec,
+		informer.ListWatchOptions{Backoff: informer.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}})
+}
+
+// startShardReplicaLW is startShardReplicaWith with the informer's list and
+// watch options lw.
+func startShardReplicaLW(t *testing.T, c *clientv3.Client, ttl time.Duration, name, members, data string, rec *shardtest.Ownership, lw informer.ListWatchOptions) *shardReplica {
+	t.Helper()
 	r := &shardReplica{name: name, client: c}
 	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: ttl, Logger: quiet()})
 	require.NoError(t, err)
@@ -69,7 +77,7 @@ func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, 
 	require.NoError(t, err)
 	r.inf, err = informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{
 		Name: name, Source: r.src, KeyFunc: etcd.KeyFunc[obj], Logger: quiet(),
-		ListWatch: informer.ListWatchOptions{Backoff: informer.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}},
+		ListWatch: lw,
 	})
 	require.NoError(t, err)
 	see := func(key string) {

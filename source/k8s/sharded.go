@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sliceload"
 	"github.com/ginformer/ginformer/shard"
 )
 
@@ -126,14 +127,30 @@ func (m FilterMode) String() string {
 // # Slice changes
 //
 // When the slice changes, the open watch ends with an Error event wrapping
-// [informer.ErrExpired], so the informer's reflector relists (after its
-// backoff delay) through this source with the new slice. The relist is
-// applied to the cache as one batch under one lock, so readers see the old
-// slice or the new one, never a mix: objects that left arrive as deletions
-// with FinalStateUnknown set, objects that arrived as adds. A plain watch
-// opened after the slice changed since the last list fails with
-// ErrExpired, as does a page of a list whose first page was read with
-// another slice; a streaming list takes the new slice.
+// [informer.ErrRelistRequested] (and [informer.ErrExpired], for consumers
+// that know only that one), so the informer's reflector relists at once,
+// without backing off and without reporting an error, through this source
+// with the new slice. The relist is applied to the cache as one batch under
+// one lock, so readers see the old slice or the new one, never a mix:
+// objects that left arrive as deletions with FinalStateUnknown set, objects
+// that arrived as adds. A plain watch opened after the slice changed since
+// the last list fails with the same error, as does a page of a list whose
+// first page was read with another slice; a streaming list takes the new
+// slice.
+//
+// # Owned but not cached yet
+//
+// The cache follows the slice, not the ownership, and lags it by one
+// relist: after a slice change the objects of the new shards are missing
+// from the cache until the relist is applied. A new owner usually has them
+// before it may act on them (a join: the slice moves before the old owners
+// release), but not always: after a crash or a leave the slice and the
+// ownership move together, so for the length of one relist a handler or
+// worker may find [shard.Owner.Owns] true for an object the cache does not
+// hold yet (a Get finds nothing, a List misses it; no event for it has been
+// delivered). [Sharded.WaitLoaded] waits until the cache holds the current
+// slice; call it before acting on the objects of newly acquired shards (in
+// a worker, after [shard.OwnerOptions.OnChange] reported them).
 //
 // To tell "moved away" from "deleted" in a handler: a deletion with
 // FinalStateUnknown false was observed (the object was deleted in the
@@ -156,12 +173,16 @@ type Sharded[T Object] struct {
 	received  atomic.Uint64
 	delivered atomic.Uint64
 	mode      atomic.Int32
+	loaded    sliceload.Tracker
 
-	// mu guards cache, sel and refused.
+	// mu guards cache, listed, sel and refused.
 	mu sync.Mutex
 	// cache is the slice of the last list (or streaming list) the
 	// consumer applied, with which its watches must agree.
 	cache shard.Slice
+	// listed is set when the last page of a paged list of cache was
+	// returned: the next plain watch shows the consumer committed it.
+	listed bool
 	// sel is the selector of the slice of generation selGen ("" if
 	// DisableServerFilter).
 	sel    string
@@ -254,8 +275,9 @@ func (s *Sharded[T]) CompareVersions(a, b string) (int, error) { return s.src.Co
 // hold fewer objects than asked for, even none, and still have a continue
 // token). It waits for the first slice.
 //
-// Possible errors: those of [Source.List]; [informer.ErrExpired] for a
-// continued list whose slice changed since its first page; ctx.Err().
+// Possible errors: those of [Source.List]; [informer.ErrRelistRequested]
+// wrapped with [informer.ErrExpired] for a continued list whose slice
+// changed since its first page; ctx.Err().
 func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[T], error) {
 	sl, _, err := s.slices.Slice(ctx)
 	if err != nil {
@@ -264,10 +286,11 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 	s.mu.Lock()
 	switch {
 	case opts.Continue == "":
-		s.cache = sl
+		s.cache, s.listed = sl, false
 	case s.cache.Gen != sl.Gen:
 		s.mu.Unlock()
-		return informer.ListPage[T]{}, fmt.Errorf("k8s sharded source: slice changed during the list: %w", informer.ErrExpired)
+		return informer.ListPage[T]{}, fmt.Errorf("k8s sharded source: slice changed during the list: %w: %w",
+			informer.ErrRelistRequested, informer.ErrExpired)
 	}
 	sel := s.selectorLocked(sl)
 	s.mu.Unlock()
@@ -292,28 +315,43 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 	clear(page.Items[len(kept):])
 	page.Items = kept
 	s.delivered.Add(uint64(len(kept)))
+	if page.Continue == "" {
+		s.mu.Lock()
+		s.listed = s.cache.Gen == sl.Gen
+		s.mu.Unlock()
+	}
 	return page, nil
 }
 
 // Watch opens a watch of the slice. A streaming list (SendInitialEvents)
-// takes the current slice; a plain watch must find the slice of the last
-// list. The watch ends with an Error event wrapping [informer.ErrExpired]
-// when the slice changes.
+// takes the current slice, and follows its end marker with a bookmark at
+// the same version (whose delivery tells this source the list was
+// committed, for [Sharded.WaitLoaded]); a plain watch must find the slice
+// of the last list. The watch ends with an Error event wrapping
+// [informer.ErrRelistRequested] and [informer.ErrExpired] when the slice
+// changes.
 //
-// Possible errors: those of [Source.Watch]; [informer.ErrExpired] when the
-// slice changed since the last list; ctx.Err().
+// Possible errors: those of [Source.Watch]; [informer.ErrRelistRequested]
+// wrapped with [informer.ErrExpired] when the slice changed since the last
+// list; ctx.Err().
 func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
 	sl, changed, err := s.slices.Slice(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
+	if s.listed && !opts.SendInitialEvents {
+		// The consumer watches after its list: it committed it.
+		s.loaded.Loaded(s.cache)
+	}
+	s.listed = false
 	switch {
 	case opts.SendInitialEvents:
 		s.cache = sl
 	case s.cache.Gen != sl.Gen:
 		s.mu.Unlock()
-		return nil, fmt.Errorf("k8s sharded source: slice changed since the list: %w", informer.ErrExpired)
+		return nil, fmt.Errorf("k8s sharded source: slice changed since the list: %w: %w",
+			informer.ErrRelistRequested, informer.ErrExpired)
 	}
 	sel := s.selectorLocked(sl)
 	s.mu.Unlock()
@@ -329,8 +367,31 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 		return nil, err
 	}
 	out := informer.NewWatchStream[T](ctx, 0)
-	go s.filterWatch(out, inner, sl, changed)
+	go s.filterWatch(out, inner, sl, opts.SendInitialEvents, changed)
 	return out, nil
+}
+
+// WaitLoaded blocks until cache, the informer this source serves, holds
+// the slice that was current when WaitLoaded was called, or a later one:
+// the list of that slice has been applied, and so has everything the
+// informer received before WaitLoaded saw that. It returns the slice the
+// cache holds. It waits for the first slice like [Sharded.List]. See
+// "Owned but not cached yet" in [Sharded] for when to call it. It waits on
+// channels; the wait ends with ctx if the informer is not running (or is
+// given another informer than the one this source serves).
+//
+// Possible errors: ctx.Err() (wrapped); [informer.ErrClosed] (the informer
+// stopped).
+func (s *Sharded[T]) WaitLoaded(ctx context.Context, cache informer.ReceivedWaiter) (shard.Slice, error) {
+	want, _, err := s.slices.Slice(ctx)
+	if err != nil {
+		return shard.Slice{}, fmt.Errorf("k8s sharded source: %w", err)
+	}
+	sl, err := s.loaded.Wait(ctx, want.Gen, cache)
+	if err != nil {
+		return shard.Slice{}, fmt.Errorf("k8s sharded source: %w", err)
+	}
+	return sl, nil
 }
 
 // emptySliceSelector matches the hash 0xffffffffffffffff alone: what a

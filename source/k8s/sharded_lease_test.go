@@ -67,8 +67,8 @@ func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *shard
 	r.src, err = k8s.NewSharded(k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: r.owner, Logger: leaseQuiet()})
 	require.NoError(t, err)
 	r.inf, err = informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.ConfigMap]{
+		// The default backoff: a slice change relists at once (issue 21).
 		Name: name, Source: r.src, KeyFunc: k8s.Key[*corev1.ConfigMap], Logger: leaseQuiet(),
-		ListWatch: informer.ListWatchOptions{Backoff: informer.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}},
 	})
 	require.NoError(t, err)
 	// A controller's handler: it would act on an object only if Owns
@@ -387,6 +387,13 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 	// machine.
 	require.Less(t, owned, testLeaseDuration+2*time.Second, "shards owned elsewhere later than the lease duration + 2 s")
 	require.Less(t, cached-owned, 3*time.Second, "objects cached elsewhere later than one relist after their shards were owned")
+	for _, r := range rs {
+		lctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		sl, err := r.src.WaitLoaded(lctx, r.inf)
+		cancel()
+		require.NoError(t, err, r.name)
+		require.True(t, sl.Shards.Equal(r.owner.Held()), "%s: WaitLoaded returns the slice it holds", r.name)
+	}
 	require.True(t, killed.owner.Held().Empty(), "the cut-off replica still holds shards after its lease's validity")
 	stopSampling()
 	sampler.Wait()

@@ -9,9 +9,11 @@ import (
 
 // filterWatch forwards the events of inner that belong to sl to out until
 // inner ends, out is stopped, or the slice changes (then an Error event
-// wrapping [informer.ErrExpired]). It stops inner and closes out when it
-// returns.
-func (s *Sharded[T]) filterWatch(out *informer.WatchStream[T], inner informer.Watcher[T], sl shard.Slice, changed <-chan struct{}) {
+// wrapping [informer.ErrRelistRequested] and [informer.ErrExpired]). For a
+// streaming list (initial), the end marker is followed by a bookmark at its
+// version: out is unbuffered, so once that one is taken the consumer has
+// committed the list. It stops inner and closes out when it returns.
+func (s *Sharded[T]) filterWatch(out *informer.WatchStream[T], inner informer.Watcher[T], sl shard.Slice, initial bool, changed <-chan struct{}) {
 	defer out.Close()
 	defer inner.Stop()
 	for {
@@ -20,7 +22,8 @@ func (s *Sharded[T]) filterWatch(out *informer.WatchStream[T], inner informer.Wa
 			return
 		case <-changed:
 			out.Send(informer.Event[T]{Type: informer.EventError,
-				Err: fmt.Errorf("k8s sharded source: slice changed (generation %d ended): %w", sl.Gen, informer.ErrExpired)})
+				Err: fmt.Errorf("k8s sharded source: slice changed (generation %d ended): %w: %w",
+					sl.Gen, informer.ErrRelistRequested, informer.ErrExpired)})
 			return
 		case ev, ok := <-inner.Events():
 			if !ok {
@@ -39,6 +42,12 @@ func (s *Sharded[T]) filterWatch(out *informer.WatchStream[T], inner informer.Wa
 			}
 			if !out.Send(ev) || ev.Type == informer.EventError {
 				return
+			}
+			if initial && ev.Type == informer.EventBookmark && ev.InitialEventsEnd {
+				if !out.Send(informer.Event[T]{Type: informer.EventBookmark, Version: ev.Version}) {
+					return
+				}
+				s.loaded.Loaded(sl)
 			}
 		}
 	}

@@ -1,0 +1,74 @@
+// Package sliceload follows which slice the informer of a sharded source
+// has loaded: what the etcd and Kubernetes sharded sources share to
+// implement their WaitLoaded.
+package sliceload
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/shard"
+)
+
+// Tracker records the slices whose lists a sharded source's consumer
+// committed to its store, and lets callers wait for one. The zero value is
+// ready to use. It is safe for concurrent use.
+type Tracker struct {
+	// mu guards loaded and changed.
+	mu sync.Mutex
+	// loaded is the newest slice whose list the consumer committed; zero
+	// before the first.
+	loaded shard.Slice
+	// changed is closed, then set to nil, when loaded changes; made by a
+	// waiter that needs it.
+	changed chan struct{}
+}
+
+// Loaded records that the consumer committed a list of sl (a source knows
+// it when the consumer comes back for more after the list: the watch that
+// follows a paged list, or the first event after a streaming list's end).
+// An older generation than the one recorded is ignored.
+func (t *Tracker) Loaded(sl shard.Slice) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sl.Gen <= t.loaded.Gen {
+		return
+	}
+	t.loaded = sl
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+// Wait blocks until the consumer has committed a list of slice generation
+// want or a later one and cache (the consumer) has applied everything it
+// had received by then, and returns that slice. If the consumer does not
+// list, the wait ends with ctx.
+//
+// Possible errors: ctx.Err() (wrapped); those of
+// [informer.ReceivedWaiter.WaitForReceived].
+func (t *Tracker) Wait(ctx context.Context, want uint64, cache informer.ReceivedWaiter) (shard.Slice, error) {
+	for {
+		t.mu.Lock()
+		got := t.loaded
+		if got.Gen < want && t.changed == nil {
+			t.changed = make(chan struct{})
+		}
+		changed := t.changed
+		t.mu.Unlock()
+		if got.Gen >= want {
+			if err := cache.WaitForReceived(ctx); err != nil {
+				return shard.Slice{}, fmt.Errorf("wait for the list of slice generation %d to be applied: %w", got.Gen, err)
+			}
+			return got, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return shard.Slice{}, fmt.Errorf("wait for a list of slice generation %d (the last one committed: %d): %w", want, got.Gen, ctx.Err())
+		}
+	}
+}

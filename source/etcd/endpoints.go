@@ -116,8 +116,7 @@ var errNotReady = errors.New("connection not ready")
 // failure does not wait on the client's connections, which may still be
 // dead (gRPC takes keepalive's time to notice), nor on an endpoint a watch
 // has found dead. A read that fails for a reason another member may not
-// share moves to the next endpoint at once, until every endpoint has
-// failed. A client without endpoints, or whose KV is not etcd's own, reads
+// share moves at once to a member that answers (see failover). A client without endpoints, or whose KV is not etcd's own, reads
 // through its KV as it is.
 //
 // Possible errors: the client's, unclassified; one wrapping
@@ -129,25 +128,22 @@ func (s *Source[T]) get(ctx context.Context, key string, opts ...clientv3.OpOpti
 	if len(eps) == 0 || reflect.TypeOf(cli.KV) != etcdKV || cli.Ctx().Err() != nil {
 		return cli.Get(ctx, key, opts...)
 	}
-	var err error
-	for range eps {
-		c, derr := s.dial(s.health.pick(eps))
-		if derr != nil { // options grpc.NewClient refuses: the client's own
+	ep := s.health.pick(eps)
+	for failed := 1; ; failed++ {
+		c, err := s.dial(ep)
+		if err != nil { // options grpc.NewClient refuses: the client's own
 			return cli.Get(ctx, key, opts...)
 		}
-		var resp *clientv3.GetResponse
-		resp, err = s.getOn(ctx, c, key, opts...)
+		resp, err := s.getOn(ctx, c, key, opts...)
 		c.close()
 		if err == nil {
 			return resp, nil
 		}
-		if ctx.Err() != nil || !errors.Is(classify(err), informer.ErrTransient) {
+		var ok bool
+		if ep, ok = s.failover(ctx, "list read", c.endpoint, classify(err), failed); !ok {
 			return nil, err
 		}
-		s.health.fail(c.endpoint, err)
-		s.log.V(1).Info("read failed; moving to another endpoint", "endpoint", c.endpoint, "err", err)
 	}
-	return nil, err
 }
 
 // getOn runs a read on c, once c is ready (within the liveness timeout),

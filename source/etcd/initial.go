@@ -85,14 +85,15 @@ func (s *Source[T]) sendInitial(ctx context.Context, w *informer.WatchStream[*Ob
 }
 
 // initialConn dials the connection of a streaming list and reads the
-// revision of its state on it (see initialRevision), moving to the next
-// endpoint at once while the read fails for a reason another member may
-// not share, until every endpoint has failed.
+// revision of its state on it (see initialRevision). While the read fails
+// for a reason another member may not share, it moves at once to the first
+// member that answers a probe (see failover), as a watch does.
 //
-// Possible errors: those of initialRevision (the last endpoint's).
+// Possible errors: those of initialRevision (the last attempt's).
 func (s *Source[T]) initialConn(ctx context.Context, min int64) (*watchConn, int64, error) {
+	next := ""
 	for failed := 1; ; failed++ {
-		conn := s.dialWatch("")
+		conn := s.dialWatch(next)
 		lctx, release := conn.bind(ctx)
 		rev, err := s.initialRevision(lctx, conn.kv(s.opts.Client), min)
 		if err != nil && ctx.Err() == nil && lctx.Err() != nil {
@@ -103,14 +104,10 @@ func (s *Source[T]) initialConn(ctx context.Context, min int64) (*watchConn, int
 			return conn, rev, nil
 		}
 		conn.close()
-		if !errors.Is(err, informer.ErrTransient) || conn.endpoint == "" || ctx.Err() != nil {
+		var ok bool
+		if next, ok = s.failover(ctx, "streaming list", conn.endpoint, err, failed); !ok {
 			return nil, 0, err
 		}
-		s.health.fail(conn.endpoint, err)
-		if failed >= len(s.opts.Client.Endpoints()) {
-			return nil, 0, err
-		}
-		s.log.V(1).Info("list failed; moving to another endpoint", "endpoint", conn.endpoint, "err", err)
 	}
 }
 

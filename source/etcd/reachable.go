@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -97,4 +98,25 @@ func (s *Source[T]) answering(ctx context.Context) (string, bool) {
 		s.health.ok(ep)
 	}
 	return ep, ok
+}
+
+// failover is what a watch, a streaming list or a list read does when it
+// failed on endpoint ep with err (its attempt-th failure in a row): if err
+// is one another member may not share ([informer.ErrTransient]) and fewer
+// attempts than endpoints have failed, it marks ep failed and returns the
+// first member that answers a probe (see answering), to try next at once;
+// false when the caller is to give up with err.
+func (s *Source[T]) failover(ctx context.Context, what, ep string, err error, attempt int) (string, bool) {
+	if !errors.Is(err, informer.ErrTransient) || ep == "" || ctx.Err() != nil {
+		return "", false
+	}
+	s.health.fail(ep, err)
+	if attempt >= len(s.opts.Client.Endpoints())+1 {
+		return "", false
+	}
+	next, ok := s.answering(ctx)
+	if ok {
+		s.log.V(1).Info(what+" failed; moving to a member that answers", "endpoint", ep, "to", next, "err", err)
+	}
+	return next, ok
 }

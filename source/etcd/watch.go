@@ -97,16 +97,10 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 		if rev != from {
 			failed = 0
 		}
-		if errors.Is(err, informer.ErrTransient) && conn.endpoint != "" {
-			s.health.fail(conn.endpoint, err)
-			failed++
-			if failed <= len(s.opts.Client.Endpoints()) {
-				var ok bool
-				if next, ok = s.answering(ctx); ok {
-					s.log.V(1).Info("watch failed; moving to a member that answers", "endpoint", conn.endpoint, "to", next, "revision", rev, "err", err)
-					continue
-				}
-			}
+		failed++
+		var ok bool
+		if next, ok = s.failover(ctx, "watch", conn.endpoint, err, failed); ok {
+			continue
 		}
 		w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})
 		return

@@ -102,10 +102,10 @@ func (s *Source[T]) answering(ctx context.Context) (string, bool) {
 
 // failover is what a watch, a streaming list or a list read does when it
 // failed on endpoint ep with err (its attempt-th failure in a row): if err
-// is one another member may not share ([informer.ErrTransient]) and fewer
-// attempts than endpoints have failed, it marks ep failed and returns the
-// first member that answers a probe (see answering), to try next at once;
-// false when the caller is to give up with err.
+// is one another member may not share ([informer.ErrTransient]), it marks
+// ep failed and, unless attempt exceeds the number of endpoints, returns
+// the first member that answers a probe (see answering), to try next at
+// once; false when the caller is to give up with err.
 func (s *Source[T]) failover(ctx context.Context, what, ep string, err error, attempt int) (string, bool) {
 	if !errors.Is(err, informer.ErrTransient) || ep == "" || ctx.Err() != nil {
 		return "", false

@@ -247,13 +247,18 @@ func (r *Reflector[T]) listOptions() ListOptions {
 }
 
 // Run lists and watches until ctx is done, backing off between failed
-// attempts (see [Backoff]: a relist that is no failure starts at once). It returns nil once ctx is done and every goroutine it started
-// has exited. It also stops, and returns nil, once the store refuses a
+// attempts (see [Backoff]: a relist that is no failure starts at once). It
+// returns nil once ctx is done and every goroutine it started has exited;
+// with a ctx already done it starts nothing and returns ctx's error
+// (wrapped), as [SharedInformer.Run] does, and the reflector may run later. It also stops, and returns nil, once the store refuses a
 // write with [ErrClosed] (its owner is stopping it, as an informer does
 // when its Run context ends): stopping is no failure, so that refusal is
 // neither logged as an error nor handed to the ErrorHandler or to Metrics.
 // A panic in the source's List is re-raised on Run's goroutine.
 func (r *Reflector[T]) Run(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: run with a context already done: %w", r.opts.Name, err)
+	}
 	defer r.lists.Wait()
 	r.log.V(3).Info("starting reflector")
 	defer r.log.V(3).Info("stopped reflector")

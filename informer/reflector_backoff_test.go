@@ -215,3 +215,20 @@ func TestReflectorReachabilityIgnoredForOtherFailures(t *testing.T) {
 		assert.Zero(t, src.waits)
 	})
 }
+
+// Run with a context already done starts nothing and says why, as the
+// informer's Run does (issue 21: it returned nil, as after a normal stop).
+func TestReflectorRunWithDoneContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptSource()
+		r := newTestReflector(t, src, &recordStore{}, nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		require.ErrorIs(t, r.Run(ctx), context.Canceled)
+		assert.Empty(t, src.listCalls())
+		assert.Empty(t, src.watchCalls())
+		stop := runReflector(t, r) // it can still run
+		<-src.streams
+		stop()
+	})
+}

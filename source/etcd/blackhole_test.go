@@ -224,17 +224,7 @@ func TestClusterBlackholeRecovers(t *testing.T) {
 	t.Logf("outage %v with %d writes; current %v after the heal (%v after the cut)",
 		outage, bw.n-before, took.Round(time.Millisecond), time.Since(cut).Round(time.Millisecond))
 
-	resp, err := direct.Get(t.Context(), prefix, clientv3.WithPrefix())
-	require.NoError(t, err)
-	want := map[string]int64{}
-	for _, kv := range resp.Kvs {
-		want[strings.TrimPrefix(string(kv.Key), prefix)] = kv.ModRevision
-	}
-	got := map[string]int64{}
-	for k, o := range inf.Lister().All() {
-		got[k] = o.ModRevision
-	}
-	require.Equal(t, want, got, "cache")
+	want, _ := requireCacheEqualsEtcd(t, direct, prefix, inf)
 
 	// The handler catches up with the cache; every deletion reached it.
 	rc.waitPresent(want, recovery)
@@ -246,4 +236,23 @@ func TestClusterBlackholeRecovers(t *testing.T) {
 			require.GreaterOrEqual(t, rc.deleted[k], rev, "deletion of %s at %d not delivered", k, rev)
 		}
 	}
+}
+
+// requireCacheEqualsEtcd fails t unless the informer's cache holds every
+// key under prefix in etcd at its revision, and nothing else. It returns
+// etcd's keys with their revisions, and etcd's revision.
+func requireCacheEqualsEtcd(t *testing.T, direct *clientv3.Client, prefix string, inf *informer.SharedInformer[string, *etcd.Object[obj]]) (map[string]int64, int64) {
+	t.Helper()
+	resp, err := direct.Get(t.Context(), prefix, clientv3.WithPrefix())
+	require.NoError(t, err)
+	want := map[string]int64{}
+	for _, kv := range resp.Kvs {
+		want[strings.TrimPrefix(string(kv.Key), prefix)] = kv.ModRevision
+	}
+	got := map[string]int64{}
+	for k, o := range inf.Lister().All() {
+		got[k] = o.ModRevision
+	}
+	require.Equal(t, want, got, "cache")
+	return want, resp.Header.Revision
 }

@@ -2,17 +2,12 @@ package etcd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/connectivity"
-
-	"github.com/ginformer/ginformer/informer"
 )
 
 // avoidFor is how long an endpoint that failed a watch or a read is passed
@@ -107,10 +102,6 @@ func (h *endpointHealth) removeReader(c *watchConn) {
 	h.mu.Unlock()
 }
 
-// errNotReady is the cause of a read whose connection did not become ready
-// within the liveness timeout.
-var errNotReady = errors.New("connection not ready")
-
 // get runs one read of a list on a connection of its own to an endpoint
 // that has not failed lately, closed after it: a relist after a network
 // failure does not wait on the client's connections, which may still be
@@ -146,28 +137,15 @@ func (s *Source[T]) get(ctx context.Context, key string, opts ...clientv3.OpOpti
 	}
 }
 
-// getOn runs a read on c, once c is ready (within the liveness timeout),
+// getOn runs a read on c, once c is ready (see awaitReady),
 // ending it if c is lost or its endpoint fails another connection.
 func (s *Source[T]) getOn(ctx context.Context, c *watchConn, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	s.health.addReader(c)
 	defer s.health.removeReader(c)
 	lctx, release := c.bind(ctx)
 	defer release()
-	if s.opts.LivenessTimeout > 0 {
-		rctx, cancel := context.WithTimeout(lctx, s.opts.LivenessTimeout)
-		c.conn.Connect()
-		for st := c.conn.GetState(); st != connectivity.Ready; st = c.conn.GetState() {
-			if !c.conn.WaitForStateChange(rctx, st) {
-				break
-			}
-		}
-		cancel()
-		if c.conn.GetState() != connectivity.Ready && ctx.Err() == nil {
-			if lctx.Err() != nil {
-				return nil, c.lostErr()
-			}
-			return nil, fmt.Errorf("%w: %s within %v: %w", errNotReady, c.endpoint, s.opts.LivenessTimeout, informer.ErrTransient)
-		}
+	if err := c.awaitReady(lctx, s.readyTimeout()); err != nil && ctx.Err() == nil {
+		return nil, err
 	}
 	resp, err := c.kv(s.opts.Client).Get(lctx, key, opts...)
 	if err != nil && lctx.Err() != nil && ctx.Err() == nil {

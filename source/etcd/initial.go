@@ -95,7 +95,11 @@ func (s *Source[T]) initialConn(ctx context.Context, min int64) (*watchConn, int
 	for failed := 1; ; failed++ {
 		conn := s.dialWatch(next)
 		lctx, release := conn.bind(ctx)
-		rev, err := s.initialRevision(lctx, conn.kv(s.opts.Client), min)
+		err := conn.awaitReady(lctx, s.readyTimeout())
+		var rev int64
+		if err == nil {
+			rev, err = s.initialRevision(lctx, conn.kv(s.opts.Client), min)
+		}
 		if err != nil && ctx.Err() == nil && lctx.Err() != nil {
 			err = fmt.Errorf("etcd source: list of %q: %w", s.opts.Prefix, conn.lostErr())
 		}

@@ -132,6 +132,9 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	if s.watchPrevKV() {
 		wopts = append(wopts, clientv3.WithPrevKV()) // else see prev.go
 	}
+	if err := conn.awaitReady(wctx, s.readyTimeout()); err != nil {
+		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
+	}
 	wch, err := conn.create(wctx, s.opts.LivenessTimeout, s.start, wopts...)
 	if err != nil {
 		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)

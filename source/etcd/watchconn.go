@@ -235,3 +235,45 @@ func (c *watchConn) close() {
 	c.wg.Wait()
 	_ = c.conn.Close()
 }
+
+// errNotReady is the cause of a connection that did not become ready (its
+// handshake done) in time.
+var errNotReady = errors.New("connection not ready")
+
+// readyTimeout is how long a new connection may take to become ready: the
+// liveness timeout, at most 1 s (a handshake takes a round trip or two; a
+// silent network never completes one). Negative: no limit.
+func (s *Source[T]) readyTimeout() time.Duration {
+	if s.opts.LivenessTimeout < 0 {
+		return -1
+	}
+	return min(s.opts.LivenessTimeout, time.Second)
+}
+
+// awaitReady waits until c is ready, for at most timeout (negative: no
+// wait), so that a watch or a read on a silent network fails in a second
+// rather than after the liveness timeout; a shared connection is not
+// waited for.
+//
+// Possible errors (wrapping [informer.ErrTransient]): not ready in time;
+// the connection was lost; ctx.Err().
+func (c *watchConn) awaitReady(ctx context.Context, timeout time.Duration) error {
+	if c.conn == nil || timeout < 0 {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c.conn.Connect()
+	for st := c.conn.GetState(); st != connectivity.Ready; st = c.conn.GetState() {
+		if !c.conn.WaitForStateChange(rctx, st) {
+			switch {
+			case c.lost.Err() != nil: // before ctx: a bound ctx ends with it
+				return c.lostErr()
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: %s within %v: %w", errNotReady, c.endpoint, timeout, informer.ErrTransient)
+		}
+	}
+	return nil
+}

@@ -42,7 +42,8 @@ func errorWithin(t *testing.T, w informer.Watcher[*etcd.Object[obj]], timeout ti
 }
 
 // A watch opened while the network drops everything fails within
-// LivenessTimeout instead of waiting for etcd's confirmation forever; once
+// LivenessTimeout (its connection never ready) instead of waiting for
+// etcd's confirmation forever; once
 // the network heals, the next watch works on a fresh connection although the
 // client's own connection is still dead.
 func TestWatchCreationDeadline(t *testing.T) {
@@ -58,7 +59,7 @@ func TestWatchCreationDeadline(t *testing.T) {
 	require.NoError(t, err)
 	defer w.Stop()
 	took, err := errorWithin(t, w, 3*time.Second)
-	require.ErrorContains(t, err, "not confirmed")
+	require.ErrorContains(t, err, "not ready") // the handshake never completes
 	t.Logf("creation on a dead network failed in %v: %v", took, err)
 
 	proxy.SetBlackhole(false)

@@ -18,10 +18,10 @@ import (
 	"github.com/ginformer/ginformer/source/k8s"
 )
 
-// quickRelist is the most a relist after a slice change may take here: the
-// default backoff's shortest wait is 800 ms, a relist of 300 ConfigMaps
-// from the local apiserver takes tens of milliseconds.
-const quickRelist = 600 * time.Millisecond
+// noBackoff is a backoff no test outlives: a relist that waited on it
+// would fail the test's wait, whatever the machine's load, where a bound
+// on the relist's time would fail a slow machine too.
+var noBackoff = informer.Backoff{Initial: time.Hour, Max: time.Hour}
 
 // errorLog collects the errors an informer reports.
 type errorLog struct {
@@ -41,7 +41,7 @@ func (l *errorLog) all() []error {
 	return slices.Clone(l.errs)
 }
 
-// With the default backoff, a slice change is no failure: each of several
+// With a backoff of an hour, a slice change is no failure: each of several
 // changes in a row, with no write in between, relists at once and reports
 // no error; WaitLoaded returns once the cache holds exactly the new slice
 // (issue 21: the reflector backed off as after a failure, and an idle watch
@@ -67,7 +67,7 @@ func TestShardedSliceChangesRelistAtOnce(t *testing.T) {
 			var errs errorLog
 			inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.ConfigMap]{
 				Name: "sharded", Source: src, KeyFunc: k8s.Key[*corev1.ConfigMap],
-				ListWatch:    informer.ListWatchOptions{DisableStreamingList: tc.paged, PageSize: 100},
+				ListWatch:    informer.ListWatchOptions{DisableStreamingList: tc.paged, PageSize: 100, Backoff: noBackoff},
 				ErrorHandler: errs.handle,
 			})
 			require.NoError(t, err)
@@ -103,9 +103,6 @@ func TestShardedSliceChangesRelistAtOnce(t *testing.T) {
 				require.Equal(t, want, got, "change %d: the cache holds the slice once WaitLoaded returns", i+1)
 			}
 			t.Logf("slice change to cache loaded: %v", took)
-			for i, d := range took {
-				assert.Less(t, d, quickRelist, "change %d waited", i+1)
-			}
 			assert.Empty(t, errs.all(), "a slice change is no error")
 		})
 	}

@@ -1,13 +1,9 @@
 package etcd
 
 import (
-	"context"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // avoidFor is how long an endpoint that failed a watch or a read is passed
@@ -100,56 +96,4 @@ func (h *endpointHealth) removeReader(c *watchConn) {
 	h.mu.Lock()
 	delete(h.readers[c.endpoint], c)
 	h.mu.Unlock()
-}
-
-// get runs one read of a list on a connection of its own to an endpoint
-// that has not failed lately, closed after it: a relist after a network
-// failure does not wait on the client's connections, which may still be
-// dead (gRPC takes keepalive's time to notice), nor on an endpoint a watch
-// has found dead. A read that fails for a reason another member may not
-// share moves at once to a member that answers (see failover). A client without endpoints, or whose KV is not etcd's own, reads
-// through its KV as it is.
-//
-// Possible errors: the client's, unclassified; one wrapping
-// [informer.ErrTransient] when the connection was lost or did not become
-// ready within the liveness timeout.
-func (s *Source[T]) get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	cli := s.opts.Client
-	eps := cli.Endpoints()
-	if len(eps) == 0 || reflect.TypeOf(cli.KV) != etcdKV || cli.Ctx().Err() != nil {
-		return cli.Get(ctx, key, opts...)
-	}
-	ep := s.health.pick(eps)
-	for failed := 1; ; failed++ {
-		c, err := s.dial(ep)
-		if err != nil { // options grpc.NewClient refuses: the client's own
-			return cli.Get(ctx, key, opts...)
-		}
-		resp, err := s.getOn(ctx, c, key, opts...)
-		c.close()
-		if err == nil {
-			return resp, nil
-		}
-		var ok bool
-		if ep, ok = s.failover(ctx, "list read", c.endpoint, classify(err), failed); !ok {
-			return nil, err
-		}
-	}
-}
-
-// getOn runs a read on c, once c is ready (see awaitReady),
-// ending it if c is lost or its endpoint fails another connection.
-func (s *Source[T]) getOn(ctx context.Context, c *watchConn, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	s.health.addReader(c)
-	defer s.health.removeReader(c)
-	lctx, release := c.bind(ctx)
-	defer release()
-	if err := c.awaitReady(lctx, s.readyTimeout()); err != nil && ctx.Err() == nil {
-		return nil, err
-	}
-	resp, err := c.kv(s.opts.Client).Get(lctx, key, opts...)
-	if err != nil && lctx.Err() != nil && ctx.Err() == nil {
-		return nil, c.lostErr()
-	}
-	return resp, err
 }

@@ -94,15 +94,18 @@
 // traffic, no close, no error) would otherwise wait forever: etcd's client
 // resumes broken streams by itself, and gRPC keepalive cannot be set under
 // 10 s and only pings a connection while a stream uses it. Each watch
-// therefore sends a progress request after a silence — [Options.LivenessInterval]
-// on a quiet stream, less on a busy one (8 times the last gap between two
-// responses, at least 250 ms), since a busy stream that falls silent is
-// suspect — and counts the connection dead when no answer comes within
-// [Options.LivenessTimeout]; etcd must confirm a new watch within
-// LivenessTimeout too. Once the network heals, the informer is current
-// again within about LivenessTimeout: in the tests, 0.9–1.7 s after a 5 s
-// blackhole of every member, and 0–2.4 s after the last of a series of
-// short cuts of one member at a time with compactions every second.
+// therefore sends a progress request after a silence and counts the
+// connection dead when no answer comes in time: on a quiet stream, after
+// [Options.LivenessInterval] and within [Options.LivenessTimeout]; on a
+// busy one, whose silence is suspect, after 8 times the last gap between
+// two responses (at least 250 ms) and within 8 times that gap (at least
+// 1 s, at most LivenessTimeout). A new connection must be ready (its
+// handshake done) within LivenessTimeout, at most 1 s, and etcd must
+// confirm a new watch within LivenessTimeout. Once the network heals, the
+// informer is current again within a second or two: in the tests, 0.4–1.7 s
+// after a 5 s blackhole of every member, and 0–2.4 s after the last of a
+// series of short cuts of one member at a time with compactions every
+// second.
 //
 // While no member answers (a quorum lost, every connection cut), the
 // reflector backs off (client-go's 0.8 s doubling to 30 s, plus jitter),

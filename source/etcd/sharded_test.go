@@ -20,9 +20,15 @@ import (
 	"github.com/ginformer/ginformer/source/etcd"
 )
 
-// sampleOwns records that replica saw Owns(key) true at at.
-func sampleOwns(rec *shardtest.Ownership, replica, key string, at time.Time) {
-	rec.Sample(replica, shard.ShardOf(shard.HashKey(key), shard.DefaultShards), at, at)
+// sampleOwns asks owner whether it owns key and, if it does, records that
+// replica saw Owns(key) true at some instant between the clock readings
+// taken before and after the call (a single reading taken before the call
+// could precede an acquisition the call then saw).
+func sampleOwns(rec *shardtest.Ownership, owner *shard.Owner, replica, key string) {
+	before := time.Now()
+	if owner.Owns(key) {
+		rec.Sample(replica, shard.ShardOf(shard.HashKey(key), shard.DefaultShards), before, time.Now())
+	}
 }
 
 type shardReplica struct {
@@ -80,11 +86,7 @@ func startShardReplicaLW(t *testing.T, c *clientv3.Client, ttl time.Duration, na
 		ListWatch: lw,
 	})
 	require.NoError(t, err)
-	see := func(key string) {
-		if at := time.Now(); r.owner.Owns(key) {
-			sampleOwns(rec, name, key, at)
-		}
-	}
+	see := func(key string) { sampleOwns(rec, r.owner, name, key) }
 	_, err = r.inf.AddHandler(informer.HandlerFuncs[string, *etcd.Object[obj]]{
 		AddFunc:    func(o *etcd.Object[obj], _ bool) { see(o.Key) },
 		UpdateFunc: func(_, o *etcd.Object[obj]) { see(o.Key) },
@@ -120,9 +122,7 @@ func (r *shardReplica) kill(rec *shardtest.Ownership, keys []string) (stopSampli
 		defer tick.Stop()
 		for {
 			for _, k := range keys {
-				if at := time.Now(); r.owner.Owns(k) {
-					sampleOwns(rec, r.name, k, at)
-				}
+				sampleOwns(rec, r.owner, r.name, k)
 			}
 			select {
 			case <-ctx.Done():

@@ -157,19 +157,7 @@ func (bw *blackholeWriter) rev() int64 {
 // backwards in a handler.
 func TestClusterBlackholeRecovers(t *testing.T) {
 	const outage, recovery = 5 * time.Second, 5 * time.Second
-	c := etcdtest.StartCluster(t, 3)
-	var proxies []*etcdtest.Proxy
-	var viaProxies []string
-	for _, m := range c.Members() {
-		p, err := etcdtest.NewProxy(strings.TrimPrefix(m.ClientURL, "http://"))
-		require.NoError(t, err)
-		t.Cleanup(p.Close)
-		proxies = append(proxies, p)
-		viaProxies = append(viaProxies, p.Endpoint())
-	}
-	direct, err := etcdtest.NewClient(c.Endpoints()...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = direct.Close() })
+	proxies, viaProxies, direct := proxiedCluster(t)
 	const prefix = "/blackhole/"
 	bw := &blackholeWriter{w: writer{c: direct, prefix: prefix}, exists: map[string]bool{}, gen: map[string]int{}, deletes: map[string]int64{}}
 	for range 40 {
@@ -255,4 +243,25 @@ func requireCacheEqualsEtcd(t *testing.T, direct *clientv3.Client, prefix string
 	}
 	require.Equal(t, want, got, "cache")
 	return want, resp.Header.Revision
+}
+
+// proxiedCluster starts a cluster of 3 etcd processes with a TCP proxy in
+// front of each member, and returns the proxies, their endpoints, and a
+// client straight to the members (for the writes and the checks).
+func proxiedCluster(t *testing.T) ([]*etcdtest.Proxy, []string, *clientv3.Client) {
+	t.Helper()
+	c := etcdtest.StartCluster(t, 3)
+	var proxies []*etcdtest.Proxy
+	var viaProxies []string
+	for _, m := range c.Members() {
+		p, err := etcdtest.NewProxy(strings.TrimPrefix(m.ClientURL, "http://"))
+		require.NoError(t, err)
+		t.Cleanup(p.Close)
+		proxies = append(proxies, p)
+		viaProxies = append(viaProxies, p.Endpoint())
+	}
+	direct, err := etcdtest.NewClient(c.Endpoints()...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = direct.Close() })
+	return proxies, viaProxies, direct
 }

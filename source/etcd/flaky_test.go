@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,19 +83,7 @@ func TestClusterFlakyNetworkConverges(t *testing.T) {
 		converge = 5 * time.Second
 		maxStall = 5 * time.Second
 	)
-	c := etcdtest.StartCluster(t, 3)
-	var proxies []*etcdtest.Proxy
-	var viaProxies []string
-	for _, m := range c.Members() {
-		p, err := etcdtest.NewProxy(strings.TrimPrefix(m.ClientURL, "http://"))
-		require.NoError(t, err)
-		t.Cleanup(p.Close)
-		proxies = append(proxies, p)
-		viaProxies = append(viaProxies, p.Endpoint())
-	}
-	direct, err := etcdtest.NewClient(c.Endpoints()...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = direct.Close() })
+	proxies, viaProxies, direct := proxiedCluster(t)
 	const prefix = "/flaky/"
 	fw := &flakyWriter{w: writer{c: direct, prefix: prefix}, n: keys, gen: map[string]int{},
 		exists: map[string]bool{}, deletes: map[string]int64{}}

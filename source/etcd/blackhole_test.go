@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -165,17 +166,7 @@ func TestClusterBlackholeRecovers(t *testing.T) {
 	}
 
 	src := newSource(t, etcd.Options[obj]{Client: recommendedClient(t, viaProxies), Prefix: prefix, StripPrefix: true})
-	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{Source: src, KeyFunc: etcd.KeyFunc[obj]})
-	require.NoError(t, err)
-	rc := newRevChecker(t)
-	_, err = inf.AddHandler(rc.handler(), informer.HandlerOptions{Name: "revisions"})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { _ = inf.Run(ctx) })
-	require.NoError(t, informer.WaitForSync(t.Context(), inf))
+	inf, rc := runSyncedInformer(t, src, logr.Logger{})
 	bw.step(t)
 	wctx, wcancel := context.WithTimeout(t.Context(), 10*time.Second)
 	require.NoError(t, inf.WaitForVersion(wctx, strconv.FormatInt(bw.rev(), 10)), "before the outage")
@@ -264,4 +255,22 @@ func proxiedCluster(t *testing.T) ([]*etcdtest.Proxy, []string, *clientv3.Client
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = direct.Close() })
 	return proxies, viaProxies, direct
+}
+
+// runSyncedInformer runs an informer over src, logging to logger (zero: the
+// default), with a revChecker handler, until the test ends, and waits until
+// it has synced.
+func runSyncedInformer(t *testing.T, src *etcd.Source[obj], logger logr.Logger) (*informer.SharedInformer[string, *etcd.Object[obj]], *revChecker) {
+	t.Helper()
+	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{Source: src, KeyFunc: etcd.KeyFunc[obj], Logger: logger})
+	require.NoError(t, err)
+	rc := newRevChecker(t)
+	_, err = inf.AddHandler(rc.handler(), informer.HandlerOptions{Name: "revisions"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = inf.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.NoError(t, informer.WaitForSync(t.Context(), inf))
+	return inf, rc
 }

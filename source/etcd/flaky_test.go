@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/etcd"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
@@ -95,17 +94,7 @@ func TestClusterFlakyNetworkConverges(t *testing.T) {
 
 	logger := funcr.New(func(prefix, args string) { t.Logf("%v %s %s", time.Now().Format("15:04:05.000"), prefix, args) }, funcr.Options{Verbosity: 2})
 	src := newSource(t, etcd.Options[obj]{Client: recommendedClient(t, viaProxies), Prefix: prefix, StripPrefix: true, Logger: logger})
-	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{Source: src, KeyFunc: etcd.KeyFunc[obj], Logger: logger})
-	require.NoError(t, err)
-	rc := newRevChecker(t)
-	_, err = inf.AddHandler(rc.handler(), informer.HandlerOptions{Name: "revisions"})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { _ = inf.Run(ctx) })
-	require.NoError(t, informer.WaitForSync(t.Context(), inf))
+	inf, rc := runSyncedInformer(t, src, logger)
 
 	// Writers (about 300 changes a second in all), a compactor, and a
 	// watchdog of the informer's applied version against the writes
@@ -200,7 +189,7 @@ func TestClusterFlakyNetworkConverges(t *testing.T) {
 
 	wctx, wcancel := context.WithTimeout(t.Context(), converge)
 	defer wcancel()
-	err = inf.WaitForVersion(wctx, strconv.FormatInt(final, 10))
+	err := inf.WaitForVersion(wctx, strconv.FormatInt(final, 10))
 	took := time.Since(healed)
 	stallMu.Lock()
 	stall := longest
@@ -245,14 +234,7 @@ func TestClusterQuorumLossRecovers(t *testing.T) {
 	w.seed(t, 100, "k%04d", 1)
 
 	src := newSource(t, etcd.Options[obj]{Client: recommendedClient(t, c.Endpoints()), Prefix: prefix, StripPrefix: true, Logger: quiet()})
-	inf, err := informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{Source: src, KeyFunc: etcd.KeyFunc[obj], Logger: quiet()})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { _ = inf.Run(ctx) })
-	require.NoError(t, informer.WaitForSync(t.Context(), inf))
+	inf, _ := runSyncedInformer(t, src, quiet())
 
 	m := c.Members()
 	for round := 1; round <= 2; round++ {
@@ -265,7 +247,7 @@ func TestClusterQuorumLossRecovers(t *testing.T) {
 		answered := time.Now()
 		rev, err := w.put(t.Context(), obj{Name: "after", Gen: round})
 		require.NoError(t, err)
-		wctx, wcancel := context.WithTimeout(t.Context(), back+time.Since(answered))
+		wctx, wcancel := context.WithDeadline(t.Context(), answered.Add(back))
 		err = inf.WaitForVersion(wctx, rev)
 		wcancel()
 		require.NoError(t, err, "round %d: the watch not back %v after etcd answered", round, back)

@@ -1,0 +1,167 @@
+// Command kubeapi compares client-go's pod informer with ginformer's against
+// a real kube-apiserver and etcd (envtest), each library in a process of
+// its own.
+//
+// It starts the control plane, creates realistic pods (three containers,
+// twelve labels, an owner reference, a running status written by a second
+// field manager: about 8 KB of JSON each as served), then, for each run
+// and each library (alternating which goes first), starts a child process
+// that syncs a pod informer with namespace and node indexes and measures
+// CPU, wall time, allocations and heap; then the parent patches pod
+// statuses while the child records when its handler sees each update. It
+// prints the medians as a markdown table.
+//
+// From the repository root, with the binaries of
+// scripts/kube-apiserver-binary.sh:
+//
+//	export KUBEBUILDER_ASSETS=$(scripts/kube-apiserver-binary.sh)
+//	go run ./bench/cmd/kubeapi                      # 20000 pods, 3 runs, protobuf
+//	go run ./bench/cmd/kubeapi -json -pods 100000   # JSON on the wire
+//	go run ./bench/cmd/kubeapi -cpuprofile-dir /tmp/prof  # then go tool pprof -top
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/ginformer/ginformer/source/k8s/k8stest"
+)
+
+// config is the command's flags.
+type config struct {
+	Pods, Runs, Updates    int
+	Writers, UpdateWriters int
+	JSON                   bool
+	ProfileDir             string
+	Timeout                time.Duration
+	// Exe is the program re-executed as a child (os.Args[0] by default).
+	Exe string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == childRole {
+		os.Exit(childMain(os.Args[2:]))
+	}
+	var cfg config
+	flag.IntVar(&cfg.Pods, "pods", 20000, "pods to create")
+	flag.IntVar(&cfg.Runs, "runs", 3, "runs per library (the table shows medians)")
+	flag.IntVar(&cfg.Updates, "updates", 3000, "status updates in each watch phase")
+	flag.IntVar(&cfg.Writers, "writers", 24, "concurrent writers creating pods")
+	flag.IntVar(&cfg.UpdateWriters, "update-writers", 8, "concurrent writers in the watch phase")
+	flag.BoolVar(&cfg.JSON, "json", false, "JSON on the wire for both libraries (default: protobuf, client-go's default for built-in types)")
+	flag.StringVar(&cfg.ProfileDir, "cpuprofile-dir", "", "write a CPU profile of each child's sync phase to this directory")
+	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "timeout of each child's sync and of its watch phase")
+	flag.Parse()
+	cfg.Exe = os.Args[0]
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err := run(ctx, cfg, os.Stdout)
+	killAll()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubeapi:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the control plane, fills it, measures both libraries
+// cfg.Runs times and writes the report to out. The control plane is
+// stopped before it returns, and so is every child.
+func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error) {
+	if cfg.ProfileDir != "" {
+		if cfg.ProfileDir, err = filepath.Abs(cfg.ProfileDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	t0 := time.Now()
+	logf("starting kube-apiserver and etcd")
+	env, err := k8stest.Start(k8stest.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { killAll(); env.Stop() }()
+	// An interrupt kills the children at once (the main goroutine may be
+	// blocked reading from one); the deferred calls then stop the rest.
+	defer context.AfterFunc(ctx, killAll)()
+
+	dir, err := os.MkdirTemp("", "kubeapi-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+		return nil, err
+	}
+
+	logf("creating %d pods with %d writers", cfg.Pods, cfg.Writers)
+	tc := time.Now()
+	if err := populate(ctx, env, cfg.Pods, cfg.Writers); err != nil {
+		return nil, err
+	}
+	rep = &report{cfg: cfg, createTook: time.Since(tc)}
+	logf("created %d pods in %s", cfg.Pods, rep.createTook.Round(time.Second))
+	if err := env.Compact(ctx); err != nil {
+		return nil, err
+	}
+	if rep.jsonSize, rep.protoSize, err = servedSizes(ctx, env.Client, cfg.Pods); err != nil {
+		return nil, err
+	}
+	if rep.compression, err = compression(ctx, env.Config, env.Client); err != nil {
+		return nil, err
+	}
+	logf("served pod: %.0f B JSON, %.0f B protobuf", rep.jsonSize, rep.protoSize)
+
+	rep.results = map[string][]measure{}
+	for r := range cfg.Runs {
+		libs := []string{libClientGo, libGinformer}
+		if r%2 == 1 {
+			libs = []string{libGinformer, libClientGo}
+		}
+		for _, lib := range libs {
+			args := []string{"-lib=" + lib, "-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
+				"-updates=" + strconv.Itoa(cfg.Updates), "-timeout=" + cfg.Timeout.String()}
+			if cfg.JSON {
+				args = append(args, "-json")
+			}
+			if cfg.ProfileDir != "" {
+				args = append(args, "-cpuprofile="+filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-run%d.pprof", lib, r+1)))
+			}
+			seed := uint64(len(rep.results[libClientGo]) + len(rep.results[libGinformer]))
+			res, writes, err := runChild(ctx, cfg.Exe, args, cfg.Timeout, func() ([]update, error) {
+				return writeUpdates(ctx, env.Client, cfg.Pods, cfg.Updates, cfg.UpdateWriters, seed)
+			})
+			if err != nil {
+				return nil, fmt.Errorf("run %d, %s: %w", r+1, lib, err)
+			}
+			m := newMeasure(res, writes, cfg.Pods)
+			rep.results[lib] = append(rep.results[lib], m)
+			if rep.wire == nil {
+				rep.wire = map[string]map[string]int{}
+			}
+			if rep.wire[lib] == nil {
+				rep.wire[lib] = res.Wire
+			}
+			logf("run %d %-9s sync %6.0f ms wall, %6.0f ms CPU, %5.0f B/pod kept; watch %.1f µs CPU/event, p50 %.1f ms, %d/%d seen",
+				r+1, lib, m.syncWallMS, m.syncCPUMS, m.keptPerPod, m.watchCPUPerEventUS, m.p50MS, m.seen, cfg.Updates)
+		}
+	}
+	rep.took = time.Since(t0)
+	rep.write(out)
+	return rep, nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}

@@ -82,8 +82,12 @@ type counter struct {
 }
 
 func newCounter(pods, updates int) *counter {
-	return &counter{want: pods, wantUpd: updates, synced: make(chan struct{}), updDone: make(chan struct{}),
+	c := &counter{want: pods, wantUpd: updates, synced: make(chan struct{}), updDone: make(chan struct{}),
 		perNode: map[string]int{}, upd: make([]update, updates+updates/4+16)}
+	if updates == 0 {
+		close(c.updDone)
+	}
+	return c
 }
 
 // add runs on the handler's goroutine (one per handler on both sides).

@@ -3,10 +3,13 @@ package k8s
 import (
 	"fmt"
 
+	"github.com/go-logr/logr"
+
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/lograte"
 )
 
 // Options configures a [Source]. The zero value is valid: every object the
@@ -32,6 +35,35 @@ type Options struct {
 	// WatchBuffer is the number of converted events held between the
 	// client-go watch and the consumer. Zero: 100. Negative: unbuffered.
 	WatchBuffer int
+	// KeepManagedFields keeps metadata.managedFields (server-side apply's
+	// record of which manager set which field) on cached objects. They are
+	// often half of an object's bytes and few controllers read them, so by
+	// default they are dropped as objects are decoded, before they are
+	// allocated where the source decodes itself. This is the one default
+	// that differs from client-go, whose caches keep them. Zero: dropped.
+	KeepManagedFields bool
+	// DisableStringSharing keeps every decoded string as decoded. By
+	// default the strings that objects repeat (label keys and values,
+	// namespaces, node names, owner kinds, image names, environment
+	// variables) are shared between the cached objects through one
+	// process-wide table, bounded (it forgets strings no decoded object has
+	// asked for in a while); strings unique to an object (name, UID,
+	// resourceVersion, container IDs, pod IPs) and strings over 256 bytes
+	// are never shared. Applies where the source decodes itself (see
+	// [New]). Zero: shared.
+	DisableStringSharing bool
+	// DisableDecoding makes [New] go through the typed client's own List
+	// and Watch (client-go's decoders, one goroutine per stream) instead of
+	// decoding the responses itself on all cores. Zero: the source decodes
+	// itself whenever the client is one of client-go's generated typed
+	// clients.
+	DisableDecoding bool
+	// Logger receives the source's logs: objects that do not decode, at
+	// error level, at most a few per 10 s (the next message says how many
+	// were left out). Zero: [slog.Default] through [logr.FromSlogHandler],
+	// which prints errors; pass logr.FromSlogHandler(slog.DiscardHandler)
+	// to silence it.
+	Logger logr.Logger
 }
 
 // validate checks the selectors and applies the defaults.
@@ -42,6 +74,7 @@ func (o *Options) validate() error {
 	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
 		return fmt.Errorf("k8s: FieldSelector %q: %w: %w", o.FieldSelector, informer.ErrInvalidOptions, err)
 	}
+	o.Logger = lograte.OrDefault(o.Logger)
 	switch {
 	case o.WatchBuffer == 0:
 		o.WatchBuffer = 100

@@ -48,21 +48,71 @@ type ListerWatcher[L any] interface {
 type Source[T Object] struct {
 	list  func(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListInterface, error)
 	watch func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-	opts  Options
+	// trim, if set, is applied to each object the client decoded (it drops
+	// managedFields where the source does not decode itself).
+	trim     func(T)
+	decoding bool // the source decodes responses itself
+	bad      *decodeErrors
+	opts     Options
+}
+
+// Decoding reports whether the source decodes the server's responses
+// itself, on all cores (see [New]), rather than through the client's own
+// List and Watch.
+func (s *Source[T]) Decoding() bool { return s.decoding }
+
+// DecodeErrors returns how many objects from the server did not decode
+// since the source was made: each was logged, and left out of its list or
+// watch (a deletion is still delivered, with the object's metadata only).
+// Only a source that decodes itself ([Source.Decoding]) counts them; the
+// client's own decoders fail the whole list or watch instead.
+func (s *Source[T]) DecodeErrors() uint64 { return s.bad.n.Load() }
+
+// trimmer returns the trim function of opts for objects a client decoded.
+func trimmer[T Object](opts Options) func(T) {
+	if opts.KeepManagedFields {
+		return nil
+	}
+	return func(o T) {
+		if o.GetManagedFields() != nil {
+			o.SetManagedFields(nil)
+		}
+	}
 }
 
 var _ informer.Source[*unstructured.Unstructured] = (*Source[*unstructured.Unstructured])(nil)
 
 // New returns a source over the resource lw serves. items returns the Items
-// of a list; the source yields pointers into that slice, so no object is
-// copied (the list's backing array lives while any of its objects does, as
-// with client-go). For pods:
+// of a list. For pods:
 //
 //	src, err := k8s.New(clientset.CoreV1().Pods("default"),
 //		func(l *corev1.PodList) []corev1.Pod { return l.Items }, k8s.Options{})
 //
-// Nothing is reflected upon: lists are converted by items, watch events by a
-// type assertion to T.
+// When lw is one of client-go's generated typed clients (a clientset's
+// clientset.CoreV1().Pods(ns), or a generated clientset of custom
+// resources), the source sends its requests through that client's REST
+// client — the user's rest.Config with its TLS, authentication,
+// impersonation, user agent and rate limiter, and the same wire format
+// (protobuf for built-in types unless the config chose another, JSON for
+// custom resources) — and decodes the responses itself:
+//
+//   - the items of a list and the events of a watch (and so of a streaming
+//     list) are decoded on all cores (GOMAXPROCS goroutines), while the
+//     stream arrives, and handed on in the server's order;
+//   - managedFields are skipped in the protobuf bytes before decoding
+//     (unless [Options.KeepManagedFields]);
+//   - repeated strings are shared between objects ([Options.DisableStringSharing]);
+//   - an object that does not decode is logged and counted
+//     ([Source.DecodeErrors]) and left out, and a deletion whose object does
+//     not decode is delivered with the object's metadata, so no deletion is
+//     lost. client-go's decoders fail the whole list or watch instead.
+//
+// The objects of one list page share one backing array, which lives while
+// any of them does (as with client-go). Any other lw (a fake client, a
+// wrapper) is used through its own List and Watch, converting lists by
+// items and watch events by a type assertion to T, and so is every client
+// with [Options.DisableDecoding]; managedFields are then dropped after
+// decoding.
 //
 // Possible errors: [informer.ErrInvalidOptions] (nil lw or items, a
 // selector that does not parse).
@@ -73,7 +123,15 @@ func New[E any, T ObjectPtr[E], L metav1.ListInterface](lw ListerWatcher[L], ite
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	bad := &decodeErrors{log: opts.Logger}
+	if path, ok := restPathOf(lw); ok && !opts.DisableDecoding {
+		itemsField, _ := itemsFieldOf[L]()
+		d := &decodingClient[E, T]{path: path, itemsField: itemsField, codec: newCodec[E, T](opts), bad: bad}
+		return &Source[T]{list: d.list, watch: d.watch, decoding: true, bad: bad, opts: opts}, nil
+	}
 	return &Source[T]{
+		trim: trimmer[T](opts),
+		bad:  bad,
 		list: func(ctx context.Context, o metav1.ListOptions) ([]T, metav1.ListInterface, error) {
 			l, err := lw.List(ctx, o)
 			if err != nil {
@@ -162,6 +220,11 @@ func (s *Source[T]) listPage(ctx context.Context, opts informer.ListOptions, sha
 	items, meta, err := s.list(ctx, lo)
 	if err != nil {
 		return informer.ListPage[T]{}, nil, classify("k8s: list", err)
+	}
+	if s.trim != nil {
+		for _, o := range items {
+			s.trim(o)
+		}
 	}
 	return informer.ListPage[T]{Items: items, Version: meta.GetResourceVersion(), Continue: meta.GetContinue()}, meta, nil
 }

@@ -78,12 +78,12 @@ func (s *Source[T]) openWatch(ctx context.Context, opts informer.WatchOptions, s
 		}
 		return nil, classify("k8s: watch", err)
 	}
-	go pump(out, kw)
+	go pump(out, kw, s.trim)
 	return out, nil
 }
 
 // pump converts the events of kw into out until either ends.
-func pump[T Object](out *informer.WatchStream[T], kw watch.Interface) {
+func pump[T Object](out *informer.WatchStream[T], kw watch.Interface, trim func(T)) {
 	defer out.Close()
 	defer kw.Stop()
 	for {
@@ -95,6 +95,9 @@ func pump[T Object](out *informer.WatchStream[T], kw watch.Interface) {
 				return
 			}
 			e := convert[T](ev)
+			if trim != nil && e.Type != informer.EventError && e.Type != informer.EventBookmark {
+				trim(e.Object)
+			}
 			if !out.Send(e) || e.Type == informer.EventError {
 				return
 			}

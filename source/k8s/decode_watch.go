@@ -1,0 +1,230 @@
+package k8s
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// decodingWatch is a watch.Interface over a raw watch response: one
+// goroutine reads the frames, a pool decodes them on all cores, and one
+// goroutine hands the events out in the order the server sent them.
+type decodingWatch[E any, T ObjectPtr[E]] struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	body   io.ReadCloser
+	codec  *codec[E, T]
+	bad    *decodeErrors
+	result chan watch.Event
+	done   chan struct{} // closed when every goroutine has exited
+}
+
+// A watchJob is one event on its way through the pool.
+type watchJob struct {
+	format wireFormat
+	frame  []byte // protobuf: the whole frame; JSON: the object
+	typ    string // JSON: the event type (protobuf: decoded by the worker)
+	ev     watch.Event
+	ready  chan struct{}
+}
+
+// pipelineDepth bounds the events read ahead of the consumer.
+const pipelineDepth = 128
+
+func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors) *decodingWatch[E, T] {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &decodingWatch[E, T]{
+		ctx: ctx, cancel: cancel, body: body, codec: c, bad: bad,
+		result: make(chan watch.Event),
+		done:   make(chan struct{}),
+	}
+	work := make(chan *watchJob, pipelineDepth)
+	order := make(chan *watchJob, pipelineDepth)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var scratch []byte
+			for j := range work {
+				j.ev = w.decodeEvent(j, &scratch)
+				j.frame = nil
+				close(j.ready)
+			}
+		})
+	}
+	wg.Go(func() { w.read(work, order) })
+	wg.Go(func() { w.emit(order) })
+	go func() {
+		<-ctx.Done()
+		_ = body.Close() // unblocks the reader
+		wg.Wait()
+		close(w.done)
+	}()
+	return w
+}
+
+// Stop ends the watch; ResultChan is closed once every goroutine has
+// exited.
+func (w *decodingWatch[E, T]) Stop() { w.cancel() }
+
+// ResultChan returns the events, in the server's order.
+func (w *decodingWatch[E, T]) ResultChan() <-chan watch.Event { return w.result }
+
+// read reads frames until the stream ends, queuing each for a worker and,
+// in the same order, for emit.
+func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {
+	defer close(order)
+	defer close(work)
+	br := bufio.NewReaderSize(w.body, 64<<10)
+	next, err := w.reader(br)
+	if err != nil {
+		w.fail(order, err)
+		return
+	}
+	for {
+		j, err := next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && w.ctx.Err() == nil {
+				w.fail(order, err)
+			}
+			return
+		}
+		j.ready = make(chan struct{})
+		select {
+		case order <- j:
+		case <-w.ctx.Done():
+			return
+		}
+		work <- j // a worker is always draining work
+	}
+}
+
+// reader sniffs the stream's format from its first byte and returns a
+// function that reads one event.
+func (w *decodingWatch[E, T]) reader(br *bufio.Reader) (func() (*watchJob, error), error) {
+	first, err := br.Peek(1)
+	if err != nil {
+		return func() (*watchJob, error) { return nil, err }, nil
+	}
+	if first[0] == '{' || first[0] == ' ' || first[0] == '\n' || first[0] == '\r' || first[0] == '\t' {
+		jr := newJSONEventReader(br)
+		return func() (*watchJob, error) {
+			ev, err := jr.next()
+			if err != nil {
+				return nil, err
+			}
+			return &watchJob{format: formatJSON, frame: ev.Object, typ: ev.Type}, nil
+		}, nil
+	}
+	fr := &frameReader{r: br}
+	return func() (*watchJob, error) {
+		frame, err := fr.next(nil)
+		if err != nil {
+			return nil, err
+		}
+		return &watchJob{format: formatProto, frame: frame}, nil
+	}, nil
+}
+
+// fail queues an error event for a stream that broke mid-way (client-go's
+// StreamWatcher does the same), unless the watch was stopped.
+func (w *decodingWatch[E, T]) fail(order chan<- *watchJob, err error) {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// A connection cut mid-frame ends the watch like a clean end.
+		return
+	}
+	j := &watchJob{ready: make(chan struct{})}
+	j.ev = errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch stream: %w", err)))
+	close(j.ready)
+	select {
+	case order <- j:
+	case <-w.ctx.Done():
+	}
+}
+
+// emit hands the decoded events out in order.
+func (w *decodingWatch[E, T]) emit(order <-chan *watchJob) {
+	defer close(w.result)
+	defer w.cancel()
+	for j := range order {
+		select {
+		case <-j.ready:
+		case <-w.ctx.Done():
+			return
+		}
+		if j.ev.Type == "" { // an event left out (logged and counted)
+			continue
+		}
+		select {
+		case w.result <- j.ev:
+		case <-w.ctx.Done():
+			return
+		}
+		if j.ev.Type == watch.Error {
+			return
+		}
+	}
+}
+
+func errorEvent(err apierrors.APIStatus) watch.Event {
+	st := err.Status()
+	return watch.Event{Type: watch.Error, Object: &st}
+}
+
+// decodeEvent decodes one job into an event. An object that does not
+// decode is logged and counted; the event is left out (Type ""), except a
+// deletion, which is delivered with the object's metadata alone so the
+// deletion is never lost.
+func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Event {
+	typ, raw := j.typ, j.frame
+	if j.format == formatProto {
+		var err error
+		if typ, raw, err = protoWatchEvent(j.frame); err != nil {
+			w.bad.report(w.ctx, fmt.Errorf("k8s: watch frame: %w", err))
+			return watch.Event{}
+		}
+	}
+	et := watch.EventType(typ)
+	switch et {
+	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
+	case watch.Error:
+		st := &metav1.Status{}
+		var err error
+		if j.format == formatProto {
+			err = st.Unmarshal(raw)
+		} else {
+			err = sigsjson.UnmarshalCaseSensitivePreserveInts(raw, st)
+		}
+		if err != nil {
+			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch error event does not decode: %w", err)))
+		}
+		st.SetGroupVersionKind(schema.GroupVersionKind{})
+		return watch.Event{Type: watch.Error, Object: st}
+	default:
+		return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch sent an event of unknown type %q", typ)))
+	}
+	obj := T(new(E))
+	err := w.codec.decode(j.format, raw, obj, scratch)
+	if err == nil {
+		return watch.Event{Type: et, Object: obj}
+	}
+	if et == watch.Deleted {
+		meta := T(new(E))
+		if merr := w.codec.decodeMeta(j.format, raw, meta); merr == nil {
+			w.bad.report(w.ctx, fmt.Errorf("k8s: watch: deleted %s/%s does not decode; delivered with its metadata only: %w",
+				meta.GetNamespace(), meta.GetName(), err))
+			return watch.Event{Type: et, Object: meta}
+		}
+	}
+	w.bad.report(w.ctx, fmt.Errorf("k8s: watch: %s event (%s) does not decode; left out: %w", et, j.format, err))
+	return watch.Event{}
+}

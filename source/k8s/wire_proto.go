@@ -1,0 +1,255 @@
+package k8s
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The Kubernetes protobuf encoding (k8s.io/apimachinery's
+// runtime/serializer/protobuf): a whole object or list is the 4-byte magic
+// "k8s\x00" followed by a runtime.Unknown message whose field 2 (raw) holds
+// the object's own protobuf bytes. A watch stream is a sequence of frames,
+// each a 4-byte big-endian length and that many bytes: one
+// metav1.WatchEvent (bare, without the envelope), whose field 2 (object) is
+// a runtime.RawExtension whose field 1 (raw) is an envelope of the object.
+
+var protoMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// Field numbers of the messages the source reads without decoding them.
+const (
+	unknownRawField     = 2  // runtime.Unknown.raw
+	watchTypeField      = 1  // metav1.WatchEvent.type
+	watchObjectField    = 2  // metav1.WatchEvent.object
+	rawExtensionField   = 1  // runtime.RawExtension.raw
+	listMetaField       = 1  // every list's metadata
+	objectMetaField     = 1  // every object's metadata (ObjectMeta)
+	resourceVersionMeta = 6  // metav1.ObjectMeta.resourceVersion
+	managedFieldsMeta   = 17 // metav1.ObjectMeta.managedFields
+)
+
+// maxFrame bounds one watch frame: the apiserver's default request limit
+// is 3 MiB per object, and an event carries one object.
+const maxFrame = 64 << 20
+
+var errMalformed = errors.New("malformed protobuf")
+
+// unwrapProto returns the raw bytes of the object in a Kubernetes protobuf
+// envelope (magic + runtime.Unknown). b is not copied.
+func unwrapProto(b []byte) ([]byte, error) {
+	if !bytes.HasPrefix(b, protoMagic) {
+		return nil, fmt.Errorf("%w: no k8s protobuf prefix", errMalformed)
+	}
+	raw, ok, err := bytesField(b[len(protoMagic):], unknownRawField)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: envelope without raw bytes", errMalformed)
+	}
+	return raw, nil
+}
+
+// bytesField returns the last occurrence of the length-delimited field num
+// at the top level of message b (protobuf's last-one-wins for singular
+// fields).
+func bytesField(b []byte, num protowire.Number) (val []byte, found bool, err error) {
+	err = eachField(b, func(n protowire.Number, typ protowire.Type, v []byte) error {
+		if n == num && typ == protowire.BytesType {
+			val, found = v, true
+		}
+		return nil
+	})
+	return val, found, err
+}
+
+// eachField calls fn with each top-level field of message b: its number,
+// wire type and, for length-delimited fields, the value's bytes (nil for
+// other types). It stops at the first error.
+func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, val []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
+		}
+		b = b[n:]
+		var val []byte
+		if typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(m))
+			}
+			val, n = v, m
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
+			}
+		}
+		if err := fn(num, typ, val); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// protoList splits the raw bytes of a list into its metadata and its items
+// (field itemsField), without decoding any item. The slices alias raw.
+func protoList(raw []byte, itemsField protowire.Number) (meta []byte, items [][]byte, err error) {
+	err = eachField(raw, func(n protowire.Number, typ protowire.Type, v []byte) error {
+		if typ != protowire.BytesType {
+			return nil
+		}
+		switch n {
+		case listMetaField:
+			meta = v
+		case itemsField:
+			items = append(items, v)
+		}
+		return nil
+	})
+	return meta, items, err
+}
+
+// protoWatchEvent splits one watch frame into the event's type and the raw
+// bytes of its object (envelope removed). The slices alias frame.
+func protoWatchEvent(frame []byte) (typ string, obj []byte, err error) {
+	raw := frame // the stream serializer writes bare WatchEvents
+	if bytes.HasPrefix(frame, protoMagic) {
+		if raw, err = unwrapProto(frame); err != nil {
+			return "", nil, err
+		}
+	}
+	var ext []byte
+	err = eachField(raw, func(n protowire.Number, t protowire.Type, v []byte) error {
+		switch {
+		case n == watchTypeField && t == protowire.BytesType:
+			typ = string(v)
+		case n == watchObjectField && t == protowire.BytesType:
+			ext = v
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	inner, _, err := bytesField(ext, rawExtensionField)
+	if err != nil {
+		return "", nil, err
+	}
+	if obj, err = unwrapProto(inner); err != nil {
+		return "", nil, err
+	}
+	return typ, obj, nil
+}
+
+// protoVersion reads an object's metadata.resourceVersion from its raw
+// bytes without decoding the object.
+func protoVersion(obj []byte) (string, error) {
+	meta, _, err := bytesField(obj, objectMetaField)
+	if err != nil {
+		return "", err
+	}
+	rv, _, err := bytesField(meta, resourceVersionMeta)
+	return string(rv), err
+}
+
+// withoutManagedFields returns obj with metadata.managedFields removed: obj
+// itself when it has none, else a copy built in *scratch (grown as needed),
+// valid until the next call with the same scratch.
+func withoutManagedFields(obj []byte, scratch *[]byte) ([]byte, error) {
+	// Find the metadata field and whether it holds managedFields.
+	var metaStart, metaEnd int // the whole field, tag included
+	var meta []byte
+	off := 0
+	for b := obj; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(m))
+		}
+		if num == objectMetaField && typ == protowire.BytesType {
+			metaStart, metaEnd = off, off+n+m
+			meta, _ = protowire.ConsumeBytes(b[n:])
+		}
+		off += n + m
+		b = b[n+m:]
+	}
+	if meta == nil {
+		return obj, nil
+	}
+	// Copy the metadata's fields except managedFields.
+	out := (*scratch)[:0]
+	out = append(out, obj[:metaStart]...)
+	out = protowire.AppendTag(out, objectMetaField, protowire.BytesType)
+	lenAt := len(out)
+	bodyAt := lenAt + 5 // room for a 5-byte varint length, fixed up below
+	out = append(out, make([]byte, 5)...)
+	dropped := false
+	for b := meta; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(m))
+		}
+		if num == managedFieldsMeta {
+			dropped = true
+		} else {
+			out = append(out, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	if !dropped {
+		*scratch = out
+		return obj, nil
+	}
+	// Write the length as a padded 5-byte varint (valid protobuf: the
+	// decoders accept non-minimal varints).
+	size := uint64(len(out) - bodyAt)
+	for i := range 4 {
+		out[lenAt+i] = byte(size>>(7*i))&0x7f | 0x80
+	}
+	out[lenAt+4] = byte(size >> 28)
+	out = append(out, obj[metaEnd:]...)
+	*scratch = out
+	return out, nil
+}
+
+// frameReader reads the length-prefixed frames of a protobuf watch stream.
+type frameReader struct {
+	r   io.Reader
+	hdr [4]byte
+}
+
+// next reads one frame into buf, or into a new buffer if buf is too small.
+func (f *frameReader) next(buf []byte) ([]byte, error) {
+	if _, err := io.ReadFull(f.r, f.hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(f.hdr[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("%w: watch frame of %d bytes", errMalformed, n)
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(f.r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}

@@ -117,10 +117,15 @@ func (c *counter) update(p *corev1.Pod) {
 type wireLog struct {
 	mu   sync.Mutex
 	seen map[string]int
+}
+
+// wireRT is a transport that records its responses in a wireLog.
+type wireRT struct {
+	log  *wireLog
 	next http.RoundTripper
 }
 
-func (w *wireLog) RoundTrip(req *http.Request) (*http.Response, error) {
+func (w wireRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(req)
 	if err == nil {
 		kind := "list"
@@ -128,9 +133,9 @@ func (w *wireLog) RoundTrip(req *http.Request) (*http.Response, error) {
 			kind = "watch"
 		}
 		key := fmt.Sprintf("%s %s gzip=%v", kind, resp.Header.Get("Content-Type"), resp.Uncompressed)
-		w.mu.Lock()
-		w.seen[key]++
-		w.mu.Unlock()
+		w.log.mu.Lock()
+		w.log.seen[key]++
+		w.log.mu.Unlock()
 	}
 	return resp, err
 }
@@ -178,7 +183,7 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire bool, profile str
 		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 	}
 	wl := &wireLog{seen: map[string]int{}}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { wl.next = rt; return wl })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wireRT{log: wl, next: rt} })
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

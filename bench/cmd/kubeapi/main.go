@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ginformer/ginformer/bench"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
 
@@ -90,7 +91,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			return nil, err
 		}
 	}
-	t0 := time.Now()
+	t0, benv := time.Now(), bench.NewEnv()
 	logf("starting kube-apiserver and etcd")
 	env, err := k8stest.Start(k8stest.Config{})
 	if err != nil {
@@ -128,6 +129,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		return nil, err
 	}
 	logf("served pod: %.0f B JSON, %.0f B protobuf", rep.jsonSize, rep.protoSize)
+	if v, err := env.Client.Discovery().ServerVersion(); err == nil {
+		rep.server = v.GitVersion
+	}
 
 	// Unmeasured children first: the first streaming list after the
 	// writes is served by a server still busy with them (in a trial, the
@@ -177,6 +181,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}
 	rep.took = time.Since(t0)
+	benv.LoadEnd = bench.LoadAvg()
+	rep.env = benv
 	rep.write(out)
 	return rep, nil
 }

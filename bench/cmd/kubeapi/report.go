@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ginformer/ginformer/bench"
 )
 
 // measure is one child's figures, in the table's units.
@@ -86,6 +88,8 @@ type report struct {
 	compression         []string
 	results             map[string][]measure
 	wire                map[string]map[string]int // lib → what the child's responses were
+	env                 bench.Env
+	server              string // kube-apiserver version
 }
 
 // row is a line of the table: a name, a unit, and the figure of a measure.
@@ -135,6 +139,10 @@ func (r *report) write(w io.Writer) {
 		"Watch phase: %d status patches from %d writers. Took %s.\n\n",
 		r.cfg.Pods, r.jsonSize/1e3, r.protoSize/1e3, r.createTook.Round(time.Second), r.wireFormat(),
 		r.cfg.Runs, r.cfg.Updates, r.cfg.UpdateWriters, r.took.Round(time.Second))
+	e := r.env
+	fmt.Fprintf(&b, "Machine: %s, %d cores, GOMAXPROCS=%d (shared by the apiserver, etcd, the writers and the child); %s; "+
+		"client-go %s; kube-apiserver %s; load average %s at start, %s at end.\n\n",
+		e.CPU, e.Cores, e.MaxProcs, e.Go, e.ClientGo, r.server, e.LoadStart, e.LoadEnd)
 	b.WriteString("| measure | unit | client-go | ginformer | ratio g/c |\n|---|---|---|---|---|\n")
 	for _, row := range rows {
 		cg, gi := r.median(libClientGo, row.get), r.median(libGinformer, row.get)
@@ -144,6 +152,11 @@ func (r *report) write(w io.Writer) {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.name, row.unit, num(cg), num(gi), ratio)
 	}
+	b.WriteString("\nCPU and allocations are the child process's (getrusage, runtime.MemStats) from starting the informer to " +
+		"synced with every add handled; heap kept is the live heap after two GCs minus the live heap before, per pod; peak " +
+		"heap is the highest sampled /memory/classes/heap/objects:bytes (absolute). Latencies compare the handler's clock " +
+		"reading with the writer's, on the same machine: the watch event often reaches the child before the writing " +
+		"goroutine has its response, hence negative response → handler medians; sent → handler is the whole round trip.\n")
 	b.WriteString("\nPer run (sync wall ms / sync CPU ms / watch events seen, matched):\n\n")
 	for _, lib := range []string{libClientGo, libGinformer} {
 		var parts []string

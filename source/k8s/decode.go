@@ -3,9 +3,11 @@ package k8s
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,6 +45,10 @@ type codec[E any, T ObjectPtr[E]] struct {
 	keepManaged bool
 	// strings, if not nil, shares repeated strings between objects.
 	strings *interner
+	// plan, if not nil, decodes protobuf without the generated Unmarshal
+	// (pbplan.go): managedFields skipped, strings and spec subtrees shared
+	// as they are read.
+	plan *pbPlan
 }
 
 func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
@@ -50,6 +56,10 @@ func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
 	c := &codec[E, T]{proto: proto, keepManaged: opts.KeepManagedFields}
 	if !opts.DisableStringSharing {
 		c.strings = newInterner()
+	}
+	if proto && !opts.DisableStringSharing {
+		// Without sharing the generated Unmarshal is faster than the plan.
+		c.plan = planFor(reflect.TypeFor[E](), opts.KeepManagedFields, true)
 	}
 	return c
 }
@@ -61,6 +71,17 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 	case formatProto:
 		if !c.proto {
 			return fmt.Errorf("k8s: the server sent protobuf for %T, which does not decode it", into)
+		}
+		if c.plan != nil {
+			err := pbDecode(raw, unsafe.Pointer(into), c.plan)
+			if err == nil {
+				return nil
+			}
+			// Decode the object again with its generated Unmarshal, which
+			// reports what is wrong with it, or copes with what the plan
+			// does not (a shared field repeated).
+			var zero E
+			*into = zero
 		}
 		b := raw
 		if !c.keepManaged {
@@ -83,7 +104,7 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 			into.SetManagedFields(nil)
 		}
 	}
-	if c.strings != nil {
+	if c.strings != nil && c.plan == nil {
 		c.strings.object(into)
 	}
 	return nil

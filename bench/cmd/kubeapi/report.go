@@ -146,8 +146,8 @@ func (r *report) write(w io.Writer) {
 	b.WriteString("| measure | unit | client-go | ginformer | ratio g/c |\n|---|---|---|---|---|\n")
 	for _, row := range rows {
 		cg, gi := r.median(libClientGo, row.get), r.median(libGinformer, row.get)
-		ratio := "–"
-		if cg != 0 {
+		ratio := "–" // no ratio of signed figures (the response → handler medians can be negative)
+		if cg > 0 && gi > 0 {
 			ratio = fmt.Sprintf("%.2f", gi/cg)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.name, row.unit, num(cg), num(gi), ratio)

@@ -116,7 +116,7 @@ func (c *codec[E, T]) decodeMeta(f wireFormat, raw []byte, into T) error {
 	var m metav1.ObjectMeta
 	switch f {
 	case formatProto:
-		b, _, err := bytesField(raw, objectMetaField)
+		b, err := leadingBytesField(raw, objectMetaField)
 		if err != nil {
 			return err
 		}

@@ -195,7 +195,7 @@ func frames(t testing.TB, evs []watch.Event) []byte {
 }
 
 func collect[E any, T ObjectPtr[E]](t *testing.T, body []byte, c *codec[E, T], bad *decodeErrors) []watch.Event {
-	w := newDecodingWatch(context.Background(), io.NopCloser(bytes.NewReader(body)), c, bad)
+	w := newWatchInterface(context.Background(), io.NopCloser(bytes.NewReader(body)), c, bad)
 	var got []watch.Event
 	for ev := range w.ResultChan() {
 		got = append(got, ev)
@@ -270,14 +270,13 @@ func TestDecodingWatchJSON(t *testing.T) {
 func TestDecodingWatchStopsEarly(t *testing.T) {
 	pr, pw := io.Pipe()
 	c := newCodec[corev1.Pod, *corev1.Pod](Options{})
-	w := newDecodingWatch(context.Background(), pr, c, &decodeErrors{log: logr.Discard()})
+	w := newWatchInterface(context.Background(), pr, c, &decodeErrors{log: logr.Discard()})
 	go func() { _, _ = pw.Write(frames(t, []watch.Event{{Type: watch.Added, Object: testPod(1)}})) }()
 	ev := <-w.ResultChan()
 	require.Equal(t, watch.Added, ev.Type)
 	w.Stop()
 	for range w.ResultChan() {
 	}
-	<-w.done
 }
 
 func TestFindStringFieldAndItemsField(t *testing.T) {

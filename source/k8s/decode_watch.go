@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,17 +17,24 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// decodingWatch is a watch.Interface over a raw watch response: one
-// goroutine reads the frames, a pool decodes them on all cores, and one
-// goroutine hands the events out in the order the server sent them.
+// decodingWatch decodes a raw watch response: one goroutine reads the
+// frames, a pool decodes them on all cores, and one goroutine hands the
+// events to sink in the order the server sent them. When the stream is
+// idle (nothing queued, nothing more buffered), the reader decodes the
+// event itself and hands it on at once, which saves two goroutine hand-offs
+// per event on a quiet watch.
 type decodingWatch[E any, T ObjectPtr[E]] struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	body   io.ReadCloser
 	codec  *codec[E, T]
 	bad    *decodeErrors
-	result chan watch.Event
-	done   chan struct{} // closed when every goroutine has exited
+	// sink receives each event, from one goroutine at a time; it returns
+	// false when the consumer has stopped. Nothing is sent after an Error
+	// event.
+	sink     func(watch.Event) bool
+	inflight atomic.Int64 // events queued for the pool and not yet handed on
+	done     chan struct{} // closed when every goroutine has exited
 }
 
 // A watchJob is one event on its way through the pool.
@@ -41,12 +49,16 @@ type watchJob struct {
 // pipelineDepth bounds the events read ahead of the consumer.
 const pipelineDepth = 128
 
-func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors) *decodingWatch[E, T] {
+// newDecodingWatch starts decoding body into sink; finish is called once
+// every goroutine has exited (after the last call to sink). The watch ends
+// when the body does, after an Error event, when sink returns false, or
+// when ctx is done.
+func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors,
+	sink func(watch.Event) bool, finish func()) *decodingWatch[E, T] {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &decodingWatch[E, T]{
-		ctx: ctx, cancel: cancel, body: body, codec: c, bad: bad,
-		result: make(chan watch.Event),
-		done:   make(chan struct{}),
+		ctx: ctx, cancel: cancel, body: body, codec: c, bad: bad, sink: sink,
+		done: make(chan struct{}),
 	}
 	work := make(chan *watchJob, pipelineDepth)
 	order := make(chan *watchJob, pipelineDepth)
@@ -67,20 +79,41 @@ func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCl
 		<-ctx.Done()
 		_ = body.Close() // unblocks the reader
 		wg.Wait()
+		if finish != nil {
+			finish()
+		}
 		close(w.done)
 	}()
 	return w
 }
 
-// Stop ends the watch; ResultChan is closed once every goroutine has
-// exited.
-func (w *decodingWatch[E, T]) Stop() { w.cancel() }
+// watchInterface adapts a decodingWatch to client-go's watch.Interface.
+type watchInterface struct {
+	result chan watch.Event
+	stop   context.CancelFunc
+}
 
-// ResultChan returns the events, in the server's order.
-func (w *decodingWatch[E, T]) ResultChan() <-chan watch.Event { return w.result }
+func (w *watchInterface) Stop()                          { w.stop() }
+func (w *watchInterface) ResultChan() <-chan watch.Event { return w.result }
+
+// newWatchInterface decodes body into a watch.Interface, whose channel is
+// closed once every goroutine has exited.
+func newWatchInterface[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors) *watchInterface {
+	ctx, cancel := context.WithCancel(ctx)
+	wi := &watchInterface{result: make(chan watch.Event), stop: cancel}
+	newDecodingWatch(ctx, body, c, bad, func(ev watch.Event) bool {
+		select {
+		case wi.result <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, func() { close(wi.result) })
+	return wi
+}
 
 // read reads frames until the stream ends, queuing each for a worker and,
-// in the same order, for emit.
+// in the same order, for emit, or handing it on itself when idle.
 func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {
 	defer close(order)
 	defer close(work)
@@ -90,6 +123,7 @@ func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {
 		w.fail(order, err)
 		return
 	}
+	var scratch []byte
 	for {
 		j, err := next()
 		if err != nil {
@@ -98,7 +132,21 @@ func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {
 			}
 			return
 		}
+		if w.inflight.Load() == 0 && br.Buffered() == 0 {
+			// Idle: emit is waiting and nothing else is queued, so this
+			// event is next in order.
+			ev := w.decodeEvent(j, &scratch)
+			if ev.Type == "" {
+				continue
+			}
+			if !w.sink(ev) || ev.Type == watch.Error {
+				w.cancel()
+				return
+			}
+			continue
+		}
 		j.ready = make(chan struct{})
+		w.inflight.Add(1)
 		select {
 		case order <- j:
 		case <-w.ctx.Done():
@@ -145,6 +193,7 @@ func (w *decodingWatch[E, T]) fail(order chan<- *watchJob, err error) {
 	j := &watchJob{ready: make(chan struct{})}
 	j.ev = errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch stream: %w", err)))
 	close(j.ready)
+	w.inflight.Add(1)
 	select {
 	case order <- j:
 	case <-w.ctx.Done():
@@ -153,7 +202,6 @@ func (w *decodingWatch[E, T]) fail(order chan<- *watchJob, err error) {
 
 // emit hands the decoded events out in order.
 func (w *decodingWatch[E, T]) emit(order <-chan *watchJob) {
-	defer close(w.result)
 	defer w.cancel()
 	for j := range order {
 		select {
@@ -161,17 +209,12 @@ func (w *decodingWatch[E, T]) emit(order <-chan *watchJob) {
 		case <-w.ctx.Done():
 			return
 		}
-		if j.ev.Type == "" { // an event left out (logged and counted)
-			continue
+		if j.ev.Type != "" { // else an event left out (logged and counted)
+			if !w.sink(j.ev) || j.ev.Type == watch.Error {
+				return
+			}
 		}
-		select {
-		case w.result <- j.ev:
-		case <-w.ctx.Done():
-			return
-		}
-		if j.ev.Type == watch.Error {
-			return
-		}
+		w.inflight.Add(-1)
 	}
 }
 

@@ -64,14 +64,14 @@ func checkPlanDecodes[E any, T interface {
 }
 
 func TestPlanDecodesAsGenerated(t *testing.T) {
-	checkPlanDecodes[corev1.Pod](t, 200)
-	checkPlanDecodes[corev1.Node](t, 100)
-	checkPlanDecodes[corev1.Service](t, 100)
-	checkPlanDecodes[corev1.ConfigMap](t, 100)
-	checkPlanDecodes[corev1.Secret](t, 100)
-	checkPlanDecodes[corev1.Event](t, 100)
-	checkPlanDecodes[corev1.PersistentVolumeClaim](t, 100)
-	checkPlanDecodes[appsv1.Deployment](t, 100)
-	checkPlanDecodes[batchv1.Job](t, 100)
-	checkPlanDecodes[networkingv1.Ingress](t, 100)
+	checkPlanDecodes[corev1.Pod](t, 60)
+	checkPlanDecodes[corev1.Node](t, 25)
+	checkPlanDecodes[corev1.Service](t, 25)
+	checkPlanDecodes[corev1.ConfigMap](t, 25)
+	checkPlanDecodes[corev1.Secret](t, 25)
+	checkPlanDecodes[corev1.Event](t, 25)
+	checkPlanDecodes[corev1.PersistentVolumeClaim](t, 25)
+	checkPlanDecodes[appsv1.Deployment](t, 25)
+	checkPlanDecodes[batchv1.Job](t, 25)
+	checkPlanDecodes[networkingv1.Ingress](t, 25)
 }

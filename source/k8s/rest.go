@@ -3,6 +3,7 @@ package k8s
 import (
 	"context"
 	"fmt"
+	"io"
 	"mime"
 	"reflect"
 	"strconv"
@@ -186,16 +187,31 @@ func (d *decodingClient[E, T]) list(ctx context.Context, lo metav1.ListOptions) 
 
 // watch opens a watch and decodes its events on all cores, in order.
 func (d *decodingClient[E, T]) watch(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+	body, err := d.openWatch(ctx, lo)
+	if err != nil {
+		return nil, err
+	}
+	return newWatchInterface(ctx, body, d.codec, d.bad), nil
+}
+
+// watchTo opens a watch and decodes its events into sink (see
+// newDecodingWatch), without the hand-off through a watch.Interface.
+func (d *decodingClient[E, T]) watchTo(ctx context.Context, lo metav1.ListOptions, sink func(watch.Event) bool, finish func()) error {
+	body, err := d.openWatch(ctx, lo)
+	if err != nil {
+		return err
+	}
+	newDecodingWatch(ctx, body, d.codec, d.bad, sink, finish)
+	return nil
+}
+
+func (d *decodingClient[E, T]) openWatch(ctx context.Context, lo metav1.ListOptions) (io.ReadCloser, error) {
 	lo.Watch = true
 	req, err := d.request(&lo)
 	if err != nil {
 		return nil, err
 	}
-	body, err := req.Stream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return newDecodingWatch(ctx, body, d.codec, d.bad), nil
+	return req.Stream(ctx)
 }
 
 // formatOf maps a response's Content-Type onto a format the source decodes.

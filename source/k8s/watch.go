@@ -64,7 +64,16 @@ func (s *Source[T]) openWatch(ctx context.Context, opts informer.WatchOptions, s
 		return nil, fmt.Errorf("k8s: watch without a version: %w", informer.ErrInvalidOptions)
 	}
 	out := informer.NewWatchStream[T](ctx, s.opts.WatchBuffer)
-	kw, err := s.watch(out.Context(), lo)
+	var kw watch.Interface
+	var err error
+	if s.watchTo != nil {
+		err = s.watchTo(out.Context(), lo, func(ev watch.Event) bool {
+			e := convert[T](ev)
+			return out.Send(e) && e.Type != informer.EventError
+		}, out.Close)
+	} else {
+		kw, err = s.watch(out.Context(), lo)
+	}
 	if err != nil {
 		out.Close()
 		if opts.SendInitialEvents && isStreamingRefusal(err) {
@@ -78,7 +87,9 @@ func (s *Source[T]) openWatch(ctx context.Context, opts informer.WatchOptions, s
 		}
 		return nil, classify("k8s: watch", err)
 	}
-	go pump(out, kw, s.trim)
+	if kw != nil {
+		go pump(out, kw, s.trim)
+	}
 	return out, nil
 }
 

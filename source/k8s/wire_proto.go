@@ -67,6 +67,31 @@ func bytesField(b []byte, num protowire.Number) (val []byte, found bool, err err
 	return val, found, err
 }
 
+// leadingBytesField returns the first occurrence of the length-delimited
+// field num in message b, reading no further: what follows may be damaged.
+func leadingBytesField(b []byte, num protowire.Number) ([]byte, error) {
+	for len(b) > 0 {
+		n, typ, m := protowire.ConsumeTag(b)
+		if m < 0 {
+			return nil, pbErr(m)
+		}
+		b = b[m:]
+		if n == num && typ == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil, pbErr(k)
+			}
+			return v, nil
+		}
+		k := protowire.ConsumeFieldValue(n, typ, b)
+		if k < 0 {
+			return nil, pbErr(k)
+		}
+		b = b[k:]
+	}
+	return nil, fmt.Errorf("%w: no field %d", errMalformed, num)
+}
+
 // eachField calls fn with each top-level field of message b: its number,
 // wire type and, for length-delimited fields, the value's bytes (nil for
 // other types). It stops at the first error.

@@ -151,3 +151,44 @@ func TestReflectorListReceiver(t *testing.T) {
 		assert.Equal(t, "replace [a b c] @8", store.calls()[0])
 	})
 }
+
+// TestReflectorStreamingListStreamEndsAfterMarker: a source may close a
+// streaming list's stream right after the end marker; the reflector then
+// watches from the marker's version, without a relist, an error or a
+// backoff.
+func TestReflectorStreamingListStreamEndsAfterMarker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src, store := newScriptSource(), &recordStore{}
+		var errs []error
+		var mu sync.Mutex
+		src.watchFn = func(ctx context.Context, _ int, opts WatchOptions) (Watcher[string], error) {
+			w := NewWatchStream[string](ctx, 10)
+			if opts.SendInitialEvents {
+				w.Send(Event[string]{Type: EventAdded, Object: "a", Version: "3"})
+				w.Send(Event[string]{Type: EventBookmark, Version: "5", InitialEventsEnd: true})
+				w.Close()
+			}
+			src.streams <- w
+			return w, nil
+		}
+		r := newTestReflector(t, src, store, func(o *ReflectorOptions[string]) {
+			o.ErrorHandler = func(_ context.Context, err error) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+		stop := runReflector(t, r)
+		synctest.Wait()
+		calls := src.watchCalls()
+		require.Len(t, calls, 2, "the streaming list, then a watch")
+		assert.True(t, calls[0].SendInitialEvents)
+		assert.False(t, calls[1].SendInitialEvents)
+		assert.Equal(t, "5", calls[1].Version)
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Empty(t, errs)
+		assert.Equal(t, []string{"replace [a] @5"}, store.calls())
+	})
+}

@@ -22,8 +22,9 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 	}
 	var internalSince, internalLast time.Time // bounded retry of ErrInternal
 	restarts := 0
-	if w != nil {
-		restarts = 1 // the stream of a streaming list
+	listStream := w != nil // the stream of a streaming list
+	if listStream {
+		restarts = 1
 	}
 	for {
 		if ctx.Err() != nil {
@@ -59,6 +60,14 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		err := r.handleWatch(ctx, w, resync)
 		w.Stop()
 		w = nil
+		var short *VeryShortWatchError
+		if listStream && errors.As(err, &short) {
+			// A source may end a streaming list's stream right after its
+			// initial events (the Kubernetes source does, to go on with an
+			// uncompressed watch): a normal end.
+			err = errWatchEnded
+		}
+		listStream = false
 		switch {
 		case ctx.Err() != nil:
 			return nil

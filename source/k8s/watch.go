@@ -27,7 +27,10 @@ import (
 //
 // A streaming list (SendInitialEvents) is sent as sendInitialEvents=true with
 // resourceVersionMatch=NotOlderThan at opts.Version ("" for the latest
-// state). The stream is closed when the server ends the watch (timeout),
+// state). A source that decodes itself ([Source.Decoding]) ends a streaming
+// list's stream after the initial events' end marker: the apiserver
+// compresses that response, live events included, and the plain watch the
+// reflector then opens from the marker's version is not compressed. The stream is closed when the server ends the watch (timeout),
 // after an Error event, on Stop, or when ctx is done.
 //
 // Possible errors (returned): errors.ErrUnsupported for a streaming list
@@ -69,7 +72,12 @@ func (s *Source[T]) openWatch(ctx context.Context, opts informer.WatchOptions, s
 	if s.watchTo != nil {
 		err = s.watchTo(out.Context(), lo, func(ev watch.Event) bool {
 			e := convert[T](ev)
-			return out.Send(e) && e.Type != informer.EventError
+			// The apiserver compresses a streaming list's response, and
+			// with it every event after the initial ones; a plain watch
+			// is not compressed. So the stream ends after its initial
+			// events, and the reflector goes on with a plain watch from
+			// the marker's version.
+			return out.Send(e) && e.Type != informer.EventError && !e.InitialEventsEnd
 		}, out.Close)
 	} else {
 		kw, err = s.watch(out.Context(), lo)

@@ -246,6 +246,14 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire bool, profile str
 	res.Adds = c.adds.Load()
 
 	// Watch phase.
+	if profile != "" {
+		if prof, err = os.Create(strings.TrimSuffix(profile, ".pprof") + "-watch.pprof"); err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return err
+		}
+	}
 	cpu0 = cpuNS()
 	fmt.Println("READY")
 	timer := time.NewTimer(timeout)
@@ -262,6 +270,12 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire bool, profile str
 		res.WatchTimedOut = true
 	}
 	res.WatchCPUNS = cpuNS() - cpu0
+	if prof != nil {
+		pprof.StopCPUProfile()
+		if err := prof.Close(); err != nil {
+			return err
+		}
+	}
 	n := min(int(c.nUpd.Load()), len(c.upd))
 	res.Updates = slices.Clone(c.upd[:n])
 	wl.mu.Lock()

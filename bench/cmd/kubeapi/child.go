@@ -149,19 +149,20 @@ func childMain(args []string) int {
 	pods := fs.Int("pods", 0, "pods to expect")
 	updates := fs.Int("updates", 0, "updates to expect")
 	jsonWire := fs.Bool("json", false, "JSON on the wire")
+	noGzip := fs.Bool("no-compression", false, "ask for uncompressed responses")
 	profile := fs.String("cpuprofile", "", "CPU profile of the sync phase")
 	timeout := fs.Duration("timeout", 10*time.Minute, "sync and watch timeouts")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := child(*lib, *kubeconfig, *pods, *updates, *jsonWire, *profile, *timeout); err != nil {
+	if err := child(*lib, *kubeconfig, *pods, *updates, *jsonWire, *noGzip, *profile, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "child", *lib+":", err)
 		return 1
 	}
 	return 0
 }
 
-func child(lib, kubeconfig string, pods, updates int, jsonWire bool, profile string, timeout time.Duration) error {
+func child(lib, kubeconfig string, pods, updates int, jsonWire, noGzip bool, profile string, timeout time.Duration) error {
 	// The parent holds our stdin open: EOF means it is gone. "DONE" means
 	// it has written every update.
 	done := make(chan struct{})
@@ -182,6 +183,7 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire bool, profile str
 	if jsonWire {
 		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 	}
+	cfg.DisableCompression = noGzip
 	wl := &wireLog{seen: map[string]int{}}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wireRT{log: wl, next: rt} })
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -125,10 +125,14 @@ func (r *report) median(lib string, get func(measure) float64) float64 {
 
 // wireFormat names what the informers were served.
 func (r *report) wireFormat() string {
+	f := "protobuf (client-go's default for built-in types, on both)"
 	if r.cfg.JSON {
-		return "JSON (-json: ContentType and AcceptContentTypes application/json on both)"
+		f = "JSON (-json: ContentType and AcceptContentTypes application/json on both)"
 	}
-	return "protobuf (client-go's default for built-in types, on both)"
+	if r.cfg.NoCompression {
+		return f + ", uncompressed (-no-compression: DisableCompression on both)"
+	}
+	return f + ", gzip where the server compresses (the default)"
 }
 
 func (r *report) write(w io.Writer) {

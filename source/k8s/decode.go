@@ -52,14 +52,20 @@ type codec[E any, T ObjectPtr[E]] struct {
 }
 
 func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
-	_, proto := any(T(new(E))).(protoUnmarshaler)
-	c := &codec[E, T]{proto: proto, keepManaged: opts.KeepManagedFields}
+	_, generated := any(T(new(E))).(protoUnmarshaler)
+	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields}
 	if !opts.DisableStringSharing {
 		c.strings = newInterner()
 	}
-	if proto && !opts.DisableStringSharing {
+	switch {
+	case generated && !opts.DisableStringSharing:
 		// Without sharing the generated Unmarshal is faster than the plan.
 		c.plan = planFor(reflect.TypeFor[E](), opts.KeepManagedFields, true)
+	case !generated:
+		// A projection: a type tagged like the generated ones, decoded by
+		// its plan alone.
+		c.plan = planFor(reflect.TypeFor[E](), opts.KeepManagedFields, !opts.DisableStringSharing)
+		c.proto = c.plan != nil
 	}
 	return c
 }
@@ -76,6 +82,9 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 			err := pbDecode(raw, unsafe.Pointer(into), c.plan)
 			if err == nil {
 				return nil
+			}
+			if _, ok := any(into).(protoUnmarshaler); !ok {
+				return err
 			}
 			// Decode the object again with its generated Unmarshal, which
 			// reports what is wrong with it, or copes with what the plan

@@ -29,6 +29,13 @@ func pbDecode(b []byte, base unsafe.Pointer, p *pbPlan) error {
 			continue
 		}
 		at := unsafe.Add(base, f.off)
+		if f.kind == pbSliceMsg && typ == protowire.BytesType {
+			if h := (*sliceHeader)(at); h.len == h.cap {
+				// The entries of a repeated field come one after another:
+				// the run that starts here says how many there are.
+				reflect.NewAt(f.typ, at).Elem().Grow(countRun(b, num))
+			}
+		}
 		if f.table != nil && typ == protowire.BytesType {
 			if rest, ok, err := f.shared(b, num, at); err != nil {
 				return err
@@ -251,6 +258,25 @@ func unmarshalAt(t reflect.Type, ptr unsafe.Pointer, v []byte) error {
 		return fmt.Errorf("%v has no Unmarshal method", t)
 	}
 	return u.Unmarshal(v)
+}
+
+// countRun counts the consecutive occurrences of field num from the start
+// of b (at a tag of num).
+func countRun(b []byte, num protowire.Number) int {
+	k := 0
+	for len(b) > 0 {
+		n2, t2, n := protowire.ConsumeTag(b)
+		if n < 0 || n2 != num {
+			break
+		}
+		m := protowire.ConsumeFieldValue(n2, t2, b[n:])
+		if m < 0 {
+			break
+		}
+		k++
+		b = b[n+m:]
+	}
+	return k
 }
 
 func pbErr(n int) error {

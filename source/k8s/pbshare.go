@@ -35,10 +35,35 @@ var errSharedMerge = errors.New("a shared field occurs again")
 type shareTable struct {
 	mu       sync.Mutex
 	cur, old map[string]unsafe.Pointer
+	// seen holds the hashes of values seen once: a value becomes
+	// canonical the second time it is seen, so that values unique to one
+	// object (a volume named after the pod) cost the table a hash, not a
+	// copy of their bytes.
+	seen, seenOld map[uint64]struct{}
 }
 
+var shareSeed = maphash.MakeSeed()
+
 func newShareTable() *shareTable {
-	return &shareTable{cur: make(map[string]unsafe.Pointer)}
+	return &shareTable{cur: make(map[string]unsafe.Pointer), seen: make(map[uint64]struct{})}
+}
+
+// admit reports whether span has been seen before, and records it.
+func (t *shareTable) admit(span []byte) bool {
+	h := maphash.Bytes(shareSeed, span)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.seen[h]; ok {
+		return true
+	}
+	if _, ok := t.seenOld[h]; ok {
+		return true
+	}
+	if len(t.seen) >= 4*sharePerGeneration {
+		t.seenOld, t.seen = t.seen, make(map[uint64]struct{}, sharePerGeneration)
+	}
+	t.seen[h] = struct{}{}
+	return false
 }
 
 func (t *shareTable) get(span []byte) unsafe.Pointer {
@@ -118,6 +143,9 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 		if r, err = f.decode(r[n:], typ, at); err != nil {
 			return nil, false, err
 		}
+	}
+	if !f.table.admit(span) {
+		return b[end:], true, nil
 	}
 	var canon unsafe.Pointer
 	switch f.kind {

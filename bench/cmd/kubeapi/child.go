@@ -35,6 +35,8 @@ import (
 const (
 	libClientGo  = "client-go"
 	libGinformer = "ginformer"
+	// libProjection is ginformer caching podSlim (-projection).
+	libProjection = "ginformer-projection"
 )
 
 // childRole is the first argument of a child process.
@@ -91,21 +93,25 @@ func newCounter(pods, updates int) *counter {
 }
 
 // add runs on the handler's goroutine (one per handler on both sides).
-func (c *counter) add(p *corev1.Pod) {
-	c.perNode[p.Spec.NodeName]++
-	c.labelBytes += len(p.Labels["app"]) + len(p.Labels["team"])
+func (c *counter) add(p *corev1.Pod) { c.addFields(p.Spec.NodeName, p.Labels) }
+
+func (c *counter) addFields(node string, labels map[string]string) {
+	c.perNode[node]++
+	c.labelBytes += len(labels["app"]) + len(labels["team"])
 	if c.adds.Add(1) == int64(c.want) {
 		close(c.synced)
 	}
 }
 
-func (c *counter) update(p *corev1.Pod) {
+func (c *counter) update(p *corev1.Pod) { c.updateFields(p.Spec.NodeName, p.Labels, p.ResourceVersion) }
+
+func (c *counter) updateFields(node string, labels map[string]string, rv string) {
 	now := time.Now().UnixNano()
-	c.perNode[p.Spec.NodeName]++
-	c.labelBytes += len(p.Labels["app"]) + len(p.Labels["team"])
+	c.perNode[node]++
+	c.labelBytes += len(labels["app"]) + len(labels["team"])
 	k := c.nUpd.Load()
 	if int(k) < len(c.upd) {
-		c.upd[k] = update{RV: p.ResourceVersion, NS: now}
+		c.upd[k] = update{RV: rv, NS: now}
 	}
 	c.nUpd.Store(k + 1)
 	if k+1 == int64(c.wantUpd) {
@@ -150,10 +156,14 @@ func childMain(args []string) int {
 	updates := fs.Int("updates", 0, "updates to expect")
 	jsonWire := fs.Bool("json", false, "JSON on the wire")
 	noGzip := fs.Bool("no-compression", false, "ask for uncompressed responses")
+	projection := fs.Bool("projection", false, "ginformer caches a projection of pods")
 	profile := fs.String("cpuprofile", "", "CPU profile of the sync phase")
 	timeout := fs.Duration("timeout", 10*time.Minute, "sync and watch timeouts")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *projection && *lib == libGinformer {
+		*lib = libProjection
 	}
 	if err := child(*lib, *kubeconfig, *pods, *updates, *jsonWire, *noGzip, *profile, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "child", *lib+":", err)
@@ -245,6 +255,19 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire, noGzip bool, pro
 	runtime.GC()
 	runtime.ReadMemStats(&ms1)
 	res.HeapKept = int64(ms1.HeapAlloc) - int64(ms0.HeapAlloc)
+	if profile != "" {
+		// What the heap holds once synced (inuse_space).
+		hp, err := os.Create(strings.TrimSuffix(profile, ".pprof") + "-heap.pprof")
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("heap").WriteTo(hp, 0); err != nil {
+			return err
+		}
+		if err := hp.Close(); err != nil {
+			return err
+		}
+	}
 	res.Adds = c.adds.Load()
 
 	// Watch phase.
@@ -354,6 +377,8 @@ func newInformer(ctx context.Context, lib string, cs *kubernetes.Clientset, c *c
 		start = func() { go func() { _ = inf.Run(ctx) }() }
 		wait = func(ctx context.Context) error { return informer.WaitForSync(ctx, inf, reg) }
 		return start, wait, inf, nil
+	case libProjection:
+		return newProjectionInformer(ctx, cs, c)
 	}
 	return nil, nil, nil, fmt.Errorf("unknown library %q", lib)
 }

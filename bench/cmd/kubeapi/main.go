@@ -18,6 +18,7 @@
 //	go run ./bench/cmd/kubeapi                      # 20000 pods, 3 runs, protobuf
 //	go run ./bench/cmd/kubeapi -json -pods 100000   # JSON on the wire
 //	go run ./bench/cmd/kubeapi -no-compression      # no gzip on either side
+//	go run ./bench/cmd/kubeapi -projection          # ginformer caches a projection
 //	go run ./bench/cmd/kubeapi -cpuprofile-dir prof # then: go tool pprof -top prof/ginformer-run1.pprof
 //
 // Each child's CPU profile covers its sync phase only. A smoke test
@@ -48,6 +49,7 @@ type config struct {
 	Warmup                 int
 	JSON                   bool
 	NoCompression          bool
+	Projection             bool
 	ProfileDir             string
 	Timeout                time.Duration
 	// Exe is the program re-executed as a child (os.Args[0] by default).
@@ -65,6 +67,7 @@ func main() {
 	flag.IntVar(&cfg.Writers, "writers", 24, "concurrent writers creating pods")
 	flag.IntVar(&cfg.UpdateWriters, "update-writers", 8, "concurrent writers in the watch phase")
 	flag.IntVar(&cfg.Warmup, "warmup", 1, "unmeasured children (syncs) before the measured runs")
+	flag.BoolVar(&cfg.Projection, "projection", false, "ginformer caches a projection of pods (k8s.NewProjection: metadata, node, phase, containers' names and images) instead of full pods")
 	flag.BoolVar(&cfg.NoCompression, "no-compression", false, "both libraries ask for uncompressed responses (rest.Config.DisableCompression); default: what client-go negotiates (gzip)")
 	flag.BoolVar(&cfg.JSON, "json", false, "JSON on the wire for both libraries (default: protobuf, client-go's default for built-in types)")
 	flag.StringVar(&cfg.ProfileDir, "cpuprofile-dir", "", "write a CPU profile of each child's sync phase to this directory")
@@ -163,6 +166,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			}
 			if cfg.NoCompression {
 				args = append(args, "-no-compression")
+			}
+			if cfg.Projection {
+				args = append(args, "-projection")
 			}
 			if cfg.ProfileDir != "" {
 				args = append(args, "-cpuprofile="+filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-run%d.pprof", lib, r+1)))

@@ -130,9 +130,14 @@ func (r *report) wireFormat() string {
 		f = "JSON (-json: ContentType and AcceptContentTypes application/json on both)"
 	}
 	if r.cfg.NoCompression {
-		return f + ", uncompressed (-no-compression: DisableCompression on both)"
+		f += ", uncompressed (-no-compression: DisableCompression on both)"
+	} else {
+		f += ", gzip where the server compresses (the default)"
 	}
-	return f + ", gzip where the server compresses (the default)"
+	if r.cfg.Projection {
+		f += "; ginformer caches a projection (-projection: metadata, node, phase, containers' names and images), client-go full pods"
+	}
+	return f
 }
 
 func (r *report) write(w io.Writer) {

@@ -113,7 +113,9 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 			into.SetManagedFields(nil)
 		}
 	}
-	if c.strings != nil && c.plan == nil {
+	// The plan shares strings as it decodes; the generated Unmarshal and
+	// JSON do not, so their strings are shared afterwards.
+	if c.strings != nil {
 		c.strings.object(into)
 	}
 	return nil

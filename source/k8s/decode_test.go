@@ -291,3 +291,16 @@ func TestFindStringFieldAndItemsField(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "pods", s)
 }
+
+func TestJSONStringsShared(t *testing.T) {
+	var items [][]byte
+	for i := range 3 {
+		b, err := json.Marshal(testPod(i))
+		require.NoError(t, err)
+		items = append(items, b)
+	}
+	c := newCodec[corev1.Pod, *corev1.Pod](Options{})
+	got := c.decodeList(formatJSON, items, func(int, error) { t.Fatal("bad item") })
+	require.Same(t, unsafe.StringData(got[1].Spec.Containers[0].Image), unsafe.StringData(got[2].Spec.Containers[0].Image))
+	require.Nil(t, got[0].ManagedFields)
+}

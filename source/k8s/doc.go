@@ -12,9 +12,11 @@
 //		},
 //	})
 //
-// Three constructors cover the usual clients: [New] for typed clients (any
+// Four constructors cover the usual clients: [New] for typed clients (any
 // list type with an Items slice), [NewDynamic] for *unstructured.Unstructured
-// of any GroupVersionResource, [NewMetadata] for *metav1.PartialObjectMetadata.
+// of any GroupVersionResource, [NewMetadata] for *metav1.PartialObjectMetadata,
+// and [NewForConfig] for custom resources without a generated clientset,
+// decoded from a rest.Config straight into the program's own Go type.
 // The namespace is the client's (Pods("default"), or Pods("") for all);
 // [Options] adds label and field selectors, passed to every list and watch.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -45,6 +46,9 @@ type codec[E any, T ObjectPtr[E]] struct {
 	keepManaged bool
 	// strings, if not nil, shares repeated strings between objects.
 	strings *interner
+	// known, if not nil, remembers the objects delivered, so that a relist
+	// decodes only what changed (known.go).
+	known *knownObjects[T]
 	// plan, if not nil, decodes protobuf without the generated Unmarshal
 	// (pbplan.go): managedFields skipped, strings and spec subtrees shared
 	// as they are read.
@@ -53,7 +57,7 @@ type codec[E any, T ObjectPtr[E]] struct {
 
 func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
 	_, generated := any(T(new(E))).(protoUnmarshaler)
-	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields}
+	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields, known: newKnownObjects[T]()}
 	if !opts.DisableStringSharing {
 		c.strings = newInterner()
 	}
@@ -156,43 +160,80 @@ func (c *codec[E, T]) decodeMeta(f wireFormat, raw []byte, into T) error {
 	return nil
 }
 
-// decodeList decodes items into one backing array, on up to GOMAXPROCS
-// goroutines, and returns pointers to the objects in the items' order.
-// Items that fail to decode are left out and passed to bad (from the
-// calling goroutine, after decoding).
+// decodeList decodes items on up to GOMAXPROCS goroutines and returns the
+// objects in the items' order. A protobuf item whose name and
+// resourceVersion the source already delivered (c.known) is not decoded:
+// the delivered object is returned again. The others are decoded into one
+// backing array and recorded as known. Items that fail to decode are left
+// out and passed to bad (from the calling goroutine, after decoding).
 func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, err error)) []T {
-	objs := make([]E, len(items))
-	errs := make([]error, len(items))
+	out := make([]T, len(items))
+	var misses []int
+	if f == formatProto && c.known != nil {
+		hit := make([]bool, len(items))
+		parallel(len(items), func(i int, scratch *[]byte) {
+			if key, version, ok := protoIdentity(items[i], *scratch); ok {
+				*scratch = key
+				out[i], hit[i] = c.known.lookup(key, version)
+			}
+		})
+		for i, h := range hit {
+			if !h {
+				misses = append(misses, i)
+			}
+		}
+	} else {
+		misses = make([]int, len(items))
+		for i := range misses {
+			misses[i] = i
+		}
+	}
+	objs := make([]E, len(misses))
+	errs := make([]error, len(misses))
+	parallel(len(misses), func(j int, scratch *[]byte) {
+		o := T(&objs[j])
+		if errs[j] = c.decode(f, items[misses[j]], o, scratch); errs[j] == nil {
+			out[misses[j]] = o
+			if c.known != nil {
+				c.known.record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), o)
+			}
+		}
+	})
+	for j, err := range errs {
+		if err != nil {
+			bad(misses[j], err)
+		}
+	}
+	if len(errs) > 0 && slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		out = slices.DeleteFunc(out, func(o T) bool { return o == nil })
+	}
+	return out
+}
+
+// parallel calls fn for 0..n-1 on up to GOMAXPROCS goroutines (the caller's
+// among them), in chunks; each goroutine has a scratch buffer of its own.
+func parallel(n int, fn func(i int, scratch *[]byte)) {
 	const chunk = 16
 	var next atomic.Int64
 	work := func() {
 		var scratch []byte
 		for {
 			lo := int(next.Add(chunk)) - chunk
-			if lo >= len(items) {
+			if lo >= n {
 				return
 			}
-			for i := lo; i < min(lo+chunk, len(items)); i++ {
-				errs[i] = c.decode(f, items[i], T(&objs[i]), &scratch)
+			for i := lo; i < min(lo+chunk, n); i++ {
+				fn(i, &scratch)
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), (len(items)+chunk-1)/chunk)
+	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Go(work)
 	}
 	work()
 	wg.Wait()
-	out := make([]T, 0, len(items))
-	for i := range objs {
-		if errs[i] != nil {
-			bad(i, errs[i])
-			continue
-		}
-		out = append(out, T(&objs[i]))
-	}
-	return out
 }
 
 // decodeErrors counts and logs the objects a source could not decode.

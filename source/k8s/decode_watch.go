@@ -33,7 +33,7 @@ type decodingWatch[E any, T ObjectPtr[E]] struct {
 	// false when the consumer has stopped. Nothing is sent after an Error
 	// event.
 	sink     func(watch.Event) bool
-	inflight atomic.Int64 // events queued for the pool and not yet handed on
+	inflight atomic.Int64  // events queued for the pool and not yet handed on
 	done     chan struct{} // closed when every goroutine has exited
 }
 
@@ -255,14 +255,40 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 	default:
 		return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch sent an event of unknown type %q", typ)))
 	}
+	known := w.codec.known
+	if et == watch.Added && j.format == formatProto && known != nil {
+		// An initial event of a streaming list (a relist) for an object
+		// already delivered at this version: the same object again.
+		if key, version, ok := protoIdentity(raw, *scratch); ok {
+			*scratch = key
+			if obj, ok := known.lookup(key, version); ok {
+				return watch.Event{Type: et, Object: obj}
+			}
+		}
+	}
 	obj := T(new(E))
 	err := w.codec.decode(j.format, raw, obj, scratch)
 	if err == nil {
+		if known != nil {
+			switch et {
+			case watch.Added, watch.Modified:
+				known.record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
+			case watch.Deleted:
+				known.forget(obj.GetNamespace(), obj.GetName())
+			case watch.Bookmark:
+				if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					known.sweep()
+				}
+			}
+		}
 		return watch.Event{Type: et, Object: obj}
 	}
 	if et == watch.Deleted {
 		meta := T(new(E))
 		if merr := w.codec.decodeMeta(j.format, raw, meta); merr == nil {
+			if known != nil {
+				known.forget(meta.GetNamespace(), meta.GetName())
+			}
 			w.bad.report(w.ctx, fmt.Errorf("k8s: watch: deleted %s/%s does not decode; delivered with its metadata only: %w",
 				meta.GetNamespace(), meta.GetName(), err))
 			return watch.Event{Type: et, Object: meta}

@@ -12,13 +12,32 @@
 //		},
 //	})
 //
-// Four constructors cover the usual clients: [New] for typed clients (any
+// Five constructors cover the usual clients: [New] for typed clients (any
 // list type with an Items slice), [NewDynamic] for *unstructured.Unstructured
 // of any GroupVersionResource, [NewMetadata] for *metav1.PartialObjectMetadata,
 // and [NewForConfig] for custom resources without a generated clientset,
-// decoded from a rest.Config straight into the program's own Go type.
+// decoded from a rest.Config straight into the program's own Go type, and
+// [NewProjection] for a struct of only the fields a controller reads.
 // The namespace is the client's (Pods("default"), or Pods("") for all);
 // [Options] adds label and field selectors, passed to every list and watch.
+//
+// # Decoding
+//
+// With a generated typed client (and with [NewForConfig] and
+// [NewProjection]) the source sends its requests through the client's own
+// REST client — the user's rest.Config, its transport and rate limiter, the
+// same wire format — and decodes the responses itself: on every core, in
+// the server's order; protobuf with a decoder planned from the types' tags
+// that skips managedFields unread and shares the strings and spec subtrees
+// objects repeat; a relist decodes only the objects whose resourceVersion
+// changed (the others are the objects already delivered). managedFields
+// are dropped by default ([Options.KeepManagedFields]): the one default that
+// differs from client-go. Cached objects share values, as they share them
+// in any informer: never modify one (DeepCopy first). Objects that do not
+// decode are logged, counted ([Source.DecodeErrors]) and left out; a
+// deletion is delivered with the object's metadata even then.
+// [NewProjection] caches a struct that declares only the fields a controller
+// reads. docs/k8s.md has the design, docs/benchmarks.md the measurements.
 //
 // # Versions
 //
@@ -63,7 +82,9 @@
 //
 // [Key] names objects by namespace and name without allocating.
 // [NamespaceIndex], [LabelIndex], [OwnerIndex] and [FieldIndex] build the
-// common secondary indexes, and [StripManagedFields] is a ready transform.
+// common secondary indexes, and [StripManagedFields] is a ready transform
+// (for clients the source does not decode for, managedFields are dropped
+// already, unless [Options.KeepManagedFields]).
 //
 // The subpackage compat adapts a ginformer informer to client-go's
 // cache.SharedIndexInformer, for code (and controller-runtime) written

@@ -136,8 +136,9 @@ func harness(t *testing.T, opts k8s.Options) sourcetest.Harness[*corev1.ConfigMa
 	e := needEnv(t)
 	ns := e.Namespace(t)
 	w := newWriter(t, ns)
+	src := cmSource(t, ns, opts)
 	return sourcetest.Harness[*corev1.ConfigMap]{
-		Source:          cmSource(t, ns, opts),
+		Source:          src,
 		Create:          w.create,
 		Update:          w.update,
 		Delete:          w.del,
@@ -148,5 +149,8 @@ func harness(t *testing.T, opts k8s.Options) sourcetest.Harness[*corev1.ConfigMa
 		// The apiserver's watch cache holds a watch from a future
 		// resourceVersion until it is reached.
 		WatchFutureWaits: true,
+		// A source that decodes itself ends a streaming list's stream at
+		// the marker (the rest of the response would be gzipped).
+		StreamingListEndsAtMarker: src.Decoding(),
 	}
 }

@@ -38,9 +38,10 @@ type Options struct {
 	// KeepManagedFields keeps metadata.managedFields (server-side apply's
 	// record of which manager set which field) on cached objects. They are
 	// often half of an object's bytes and few controllers read them, so by
-	// default they are dropped as objects are decoded, before they are
-	// allocated where the source decodes itself. This is the one default
-	// that differs from client-go, whose caches keep them. Zero: dropped.
+	// default they are dropped: skipped unread where the source decodes
+	// protobuf itself, dropped after decoding elsewhere (JSON, and clients
+	// the source does not decode for). This is the one default that
+	// differs from client-go, whose caches keep them. Zero: dropped.
 	KeepManagedFields bool
 	// DisableStringSharing keeps every decoded string as decoded. By
 	// default the strings that objects repeat (label keys and values,

@@ -30,31 +30,31 @@ import (
 type pbKind uint8
 
 const (
-	pbSkip         pbKind = iota
-	pbString              // string or a named string type
-	pbBytes               // []byte
-	pbBool                // varint
-	pbInt32               // varint (int32 and named int32 types)
-	pbInt64               // varint
-	pbUint32              // varint
-	pbUint64              // varint
-	pbFloat64             // fixed64
-	pbPtrString           // *string
-	pbPtrBool             // *bool
-	pbPtrInt32            // *int32
-	pbPtrInt64            // *int64
-	pbPtrFloat64          // *float64
-	pbMsg                 // a struct value with a plan
-	pbPtrMsg              // a pointer to a struct with a plan
-	pbCustom              // a value whose pointer has Unmarshal
-	pbPtrCustom           // a pointer to such a value
-	pbSliceString         // repeated string
-	pbSliceInt32          // repeated int32 (packed or not)
-	pbSliceInt64          // repeated int64 (packed or not)
-	pbSliceBytes          // repeated bytes
-	pbSliceMsg            // repeated message: a slice of structs (plan or Unmarshal)
-	pbMapStringString     // map<string, string> (named string types too)
-	pbMap                 // another map with string keys
+	pbSkip            pbKind = iota
+	pbString                 // string or a named string type
+	pbBytes                  // []byte
+	pbBool                   // varint
+	pbInt32                  // varint (int32 and named int32 types)
+	pbInt64                  // varint
+	pbUint32                 // varint
+	pbUint64                 // varint
+	pbFloat64                // fixed64
+	pbPtrString              // *string
+	pbPtrBool                // *bool
+	pbPtrInt32               // *int32
+	pbPtrInt64               // *int64
+	pbPtrFloat64             // *float64
+	pbMsg                    // a struct value with a plan
+	pbPtrMsg                 // a pointer to a struct with a plan
+	pbCustom                 // a value whose pointer has Unmarshal
+	pbPtrCustom              // a pointer to such a value
+	pbSliceString            // repeated string
+	pbSliceInt32             // repeated int32 (packed or not)
+	pbSliceInt64             // repeated int64 (packed or not)
+	pbSliceBytes             // repeated bytes
+	pbSliceMsg               // repeated message: a slice of structs (plan or Unmarshal)
+	pbMapStringString        // map<string, string> (named string types too)
+	pbMap                    // another map with string keys
 )
 
 // pbField is the plan of one field.
@@ -127,10 +127,10 @@ type builtKey struct {
 type planPath uint8
 
 const (
-	pathRoot planPath = iota
-	pathMeta  // the object's own metadata
-	pathSpec  // the object's spec and below
-	pathOther // anything else
+	pathRoot  planPath = iota
+	pathMeta           // the object's own metadata
+	pathSpec           // the object's spec and below
+	pathOther          // anything else
 )
 
 var unmarshalerType = reflect.TypeFor[protoUnmarshaler]()

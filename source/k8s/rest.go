@@ -179,9 +179,15 @@ func (d *decodingClient[E, T]) list(ctx context.Context, lo metav1.ListOptions) 
 			return nil, nil, fmt.Errorf("k8s: list: %w", err)
 		}
 	}
+	if lo.Continue == "" {
+		d.codec.known.begin()
+	}
 	objs := d.codec.decodeList(f, items, func(i int, err error) {
 		d.bad.report(ctx, fmt.Errorf("k8s: list item %d of %d (%s): %w", i, len(items), f, err))
 	})
+	if meta.Continue == "" {
+		d.codec.known.sweep()
+	}
 	return objs, &meta, nil
 }
 
@@ -207,6 +213,9 @@ func (d *decodingClient[E, T]) watchTo(ctx context.Context, lo metav1.ListOption
 
 func (d *decodingClient[E, T]) openWatch(ctx context.Context, lo metav1.ListOptions) (io.ReadCloser, error) {
 	lo.Watch = true
+	if lo.SendInitialEvents != nil && *lo.SendInitialEvents {
+		d.codec.known.begin() // swept at the initial events' end marker
+	}
 	req, err := d.request(&lo)
 	if err != nil {
 		return nil, err

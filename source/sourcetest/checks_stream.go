@@ -125,9 +125,10 @@ func checkStreamingList[T any](k *kit[T]) {
 		require.False(k.t, isUnsupported(err), "streaming list unsupported: set Harness.DisableStreamingList")
 		require.NoError(k.t, err, "%s", describeWatch(opts))
 		s := k.newStream(w, opts)
-		got, _ := s.initialEvents()
+		got, end := s.initialEvents()
 		require.Equal(k.t, map[string]int{"a": 2, "b": 1}, got, "%s: the initial events must give the state "+
 			"(at least as new as the version)", s.desc)
+		s, w = k.afterMarker(s, w, end)
 		vd := k.create("d" + version)
 		s.expect(change{informer.EventAdded, "d" + version, 1, vd})
 		w.Stop()
@@ -158,9 +159,30 @@ func checkStreamingListOrder[T any](k *kit[T]) {
 		k.t.Fatalf("%s: %s is older than the write at %q its initial events include; a reflector resuming from it "+
 			"would replay that write", s.desc, k.describeEvent(end), vlast)
 	}
+	s, w := k.afterMarker(s, nil, end)
+	if w != nil {
+		k.t.Cleanup(func() { safeStop(w) })
+	}
 	vw := k.create("w")
 	vz := k.del("z")
 	s.expect(change{informer.EventAdded, "w", 1, vw}, change{informer.EventDeleted, "z", 2, vz})
+}
+
+// afterMarker returns the stream on which the changes after a streaming
+// list's InitialEventsEnd bookmark (end) arrive: s itself (and w), or, for
+// a source that ends the stream at the marker
+// (Harness.StreamingListEndsAtMarker), a watch from the marker's version,
+// once s has closed without an error.
+func (k *kit[T]) afterMarker(s *stream[T], w informer.Watcher[T], end informer.Event[T]) (*stream[T], informer.Watcher[T]) {
+	k.t.Helper()
+	if !k.h.StreamingListEndsAtMarker {
+		return s, w
+	}
+	s.expectClosed("its InitialEventsEnd bookmark (Harness.StreamingListEndsAtMarker)")
+	opts := informer.WatchOptions{Version: end.Version}
+	w2, err := k.h.Source.Watch(k.ctx, opts)
+	require.NoError(k.t, err, "%s", describeWatch(opts))
+	return k.newStream(w2, opts), w2
 }
 
 // checkWatchTimeout: a watch with a Timeout ends normally after about that

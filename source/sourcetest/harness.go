@@ -96,6 +96,14 @@ type Harness[T any] struct {
 	// DisableStreamingList says the source answers
 	// [informer.WatchOptions.SendInitialEvents] with errors.ErrUnsupported.
 	DisableStreamingList bool
+	// StreamingListEndsAtMarker says the source ends a streaming list's
+	// stream right after its InitialEventsEnd bookmark (the Kubernetes
+	// source does: the apiserver compresses that response, and a plain
+	// watch is not compressed); a reflector then watches from the
+	// bookmark's version. The kit checks that the stream closes there
+	// without an error, and follows the changes on a watch from that
+	// version. Zero: the changes follow on the same stream.
+	StreamingListEndsAtMarker bool
 
 	// WaitTimeout bounds every wait of the kit for an event, a page or a
 	// closed stream. Zero: 10s.

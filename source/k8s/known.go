@@ -1,0 +1,133 @@
+package k8s
+
+import (
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// knownObjects remembers, for a source that decodes itself, the object it
+// last delivered for each key and its resourceVersion, so that a relist
+// (a list or a streaming list after a 410, a compaction or a lost watch)
+// reads each object's name and resourceVersion from the wire bytes and
+// decodes only the objects that changed: an object at the version already
+// delivered is the same object (a resourceVersion names one state of one
+// object), so the delivered one is handed on again. The informer then drops
+// it as unchanged (docs/k8s.md, "Relists carry only what changed").
+//
+// Entries are refreshed by every list, watch event and streaming list;
+// begin and sweep bracket a whole list so that objects deleted while the
+// watch was down are forgotten. It costs a map entry per object (about
+// 100 bytes with its key). Safe for concurrent use.
+type knownObjects[T any] struct {
+	mu    sync.Mutex
+	m     map[string]*knownEntry[T] // "namespace/name" →
+	epoch uint32
+}
+
+type knownEntry[T any] struct {
+	version string
+	obj     T
+	epoch   uint32
+}
+
+func newKnownObjects[T any]() *knownObjects[T] {
+	return &knownObjects[T]{m: make(map[string]*knownEntry[T])}
+}
+
+// begin starts a list: entries not refreshed until sweep are dropped.
+func (k *knownObjects[T]) begin() {
+	k.mu.Lock()
+	k.epoch++
+	k.mu.Unlock()
+}
+
+// sweep ends a list begun by begin.
+func (k *knownObjects[T]) sweep() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, e := range k.m {
+		if e.epoch != k.epoch {
+			delete(k.m, key)
+		}
+	}
+}
+
+// lookup returns the object delivered for key at version, if it is the
+// one known. key is the scratch bytes "namespace/name".
+func (k *knownObjects[T]) lookup(key, version []byte) (T, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.m[string(key)]
+	if e == nil || e.version != string(version) {
+		var zero T
+		return zero, false
+	}
+	e.epoch = k.epoch
+	return e.obj, true
+}
+
+// record remembers obj as delivered for namespace/name at version.
+func (k *knownObjects[T]) record(namespace, name, version string, obj T) {
+	key := namespace + "/" + name
+	k.mu.Lock()
+	k.m[key] = &knownEntry[T]{version: version, obj: obj, epoch: k.epoch}
+	k.mu.Unlock()
+}
+
+// forget drops namespace/name (a deletion).
+func (k *knownObjects[T]) forget(namespace, name string) {
+	key := namespace + "/" + name
+	k.mu.Lock()
+	delete(k.m, key)
+	k.mu.Unlock()
+}
+
+// ObjectMeta field numbers read from the wire.
+const (
+	nameMeta      = 1
+	namespaceMeta = 3
+)
+
+// protoIdentity reads an object's "namespace/name" (appended to buf) and
+// resourceVersion from its raw protobuf bytes, without decoding it.
+func protoIdentity(obj []byte, buf []byte) (key, version []byte, ok bool) {
+	meta, err := leadingBytesField(obj, objectMetaField)
+	if err != nil {
+		return nil, nil, false
+	}
+	var name, ns []byte
+	for b := meta; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, nil, false
+		}
+		b = b[n:]
+		if typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return nil, nil, false
+			}
+			switch num {
+			case nameMeta:
+				name = v
+			case namespaceMeta:
+				ns = v
+			case resourceVersionMeta:
+				version = v
+			}
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return nil, nil, false
+		}
+		b = b[m:]
+	}
+	if len(name) == 0 || len(version) == 0 {
+		return nil, nil, false
+	}
+	buf = append(append(append(buf[:0], ns...), '/'), name...)
+	return buf, version, true
+}

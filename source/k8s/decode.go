@@ -200,7 +200,7 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 		}
 	})
 	for j, err := range errs {
-		if err != nil {
+		if err != nil && bad != nil {
 			bad(misses[j], err)
 		}
 	}

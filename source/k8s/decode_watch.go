@@ -44,6 +44,24 @@ type watchJob struct {
 	typ    string // JSON: the event type (protobuf: decoded by the worker)
 	ev     watch.Event
 	ready  chan struct{}
+	pooled *[]byte // the frame's buffer, from framePool
+}
+
+// framePool recycles the buffers of protobuf frames: nothing decoded from a
+// frame aliases it (strings and bytes are copied out), so a frame's buffer
+// is reused once its event is decoded. Frames over maxPooledFrame are not
+// kept.
+var framePool sync.Pool
+
+const maxPooledFrame = 256 << 10
+
+// release returns the job's frame buffer to the pool.
+func (j *watchJob) release() {
+	j.frame = nil
+	if j.pooled != nil && cap(*j.pooled) <= maxPooledFrame {
+		framePool.Put(j.pooled)
+	}
+	j.pooled = nil
 }
 
 // pipelineDepth bounds the events read ahead of the consumer.
@@ -68,7 +86,7 @@ func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCl
 			var scratch []byte
 			for j := range work {
 				j.ev = w.decodeEvent(j, &scratch)
-				j.frame = nil
+				j.release()
 				close(j.ready)
 			}
 		})
@@ -136,6 +154,7 @@ func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {
 			// Idle: emit is waiting and nothing else is queued, so this
 			// event is next in order.
 			ev := w.decodeEvent(j, &scratch)
+			j.release()
 			if ev.Type == "" {
 				continue
 			}
@@ -175,11 +194,17 @@ func (w *decodingWatch[E, T]) reader(br *bufio.Reader) (func() (*watchJob, error
 	}
 	fr := &frameReader{r: br}
 	return func() (*watchJob, error) {
-		frame, err := fr.next(nil)
+		buf, _ := framePool.Get().(*[]byte)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		frame, err := fr.next(*buf)
 		if err != nil {
+			framePool.Put(buf)
 			return nil, err
 		}
-		return &watchJob{format: formatProto, frame: frame}, nil
+		*buf = frame
+		return &watchJob{format: formatProto, frame: frame, pooled: buf}, nil
 	}, nil
 }
 

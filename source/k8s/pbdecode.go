@@ -228,19 +228,33 @@ func (f *pbField) decodeBytes(v []byte, at unsafe.Pointer) error {
 // mapEntry splits a map entry message into its key (field 1) and value
 // (field 2) bytes.
 func (f *pbField) mapEntry(v []byte) (key, val []byte, err error) {
-	err = eachField(v, func(n protowire.Number, typ protowire.Type, b []byte) error {
-		if typ != protowire.BytesType {
-			return nil
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return nil, nil, pbErr(n)
 		}
-		switch n {
-		case 1:
-			key = b
-		case 2:
-			val = b
+		v = v[n:]
+		if typ == protowire.BytesType {
+			b, m := protowire.ConsumeBytes(v)
+			if m < 0 {
+				return nil, nil, pbErr(m)
+			}
+			switch num {
+			case 1:
+				key = b
+			case 2:
+				val = b
+			}
+			v = v[m:]
+			continue
 		}
-		return nil
-	})
-	return key, val, err
+		m := protowire.ConsumeFieldValue(num, typ, v)
+		if m < 0 {
+			return nil, nil, pbErr(m)
+		}
+		v = v[m:]
+	}
+	return key, val, nil
 }
 
 // str returns the string of v: shared if the field shares strings.

@@ -2,7 +2,9 @@ package k8s
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +42,7 @@ type decodingWatch[E any, T ObjectPtr[E]] struct {
 // A watchJob is one event on its way through the pool.
 type watchJob struct {
 	format wireFormat
-	frame  []byte // protobuf: the whole frame; JSON: the object
-	typ    string // JSON: the event type (protobuf: decoded by the worker)
+	frame  []byte // the whole frame (protobuf) or line (JSON)
 	ev     watch.Event
 	ready  chan struct{}
 	pooled *[]byte // the frame's buffer, from framePool
@@ -183,13 +184,19 @@ func (w *decodingWatch[E, T]) reader(br *bufio.Reader) (func() (*watchJob, error
 		return func() (*watchJob, error) { return nil, err }, nil
 	}
 	if first[0] == '{' || first[0] == ' ' || first[0] == '\n' || first[0] == '\r' || first[0] == '\t' {
-		jr := newJSONEventReader(br)
+		// The apiserver writes one compact JSON object per event, each
+		// ending in a newline (JSON strings hold no raw newline): the
+		// reader only splits lines, and the workers parse them.
 		return func() (*watchJob, error) {
-			ev, err := jr.next()
-			if err != nil {
-				return nil, err
+			for {
+				line, err := br.ReadBytes('\n')
+				if len(bytes.TrimSpace(line)) > 0 {
+					return &watchJob{format: formatJSON, frame: line}, nil
+				}
+				if err != nil {
+					return nil, err
+				}
 			}
-			return &watchJob{format: formatJSON, frame: ev.Object, typ: ev.Type}, nil
 		}, nil
 	}
 	fr := &frameReader{r: br}
@@ -253,13 +260,23 @@ func errorEvent(err apierrors.APIStatus) watch.Event {
 // deletion, which is delivered with the object's metadata alone so the
 // deletion is never lost.
 func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Event {
-	typ, raw := j.typ, j.frame
-	if j.format == formatProto {
+	var typ string
+	var raw []byte
+	switch j.format {
+	case formatProto:
 		var err error
 		if typ, raw, err = protoWatchEvent(j.frame); err != nil {
 			w.bad.report(w.ctx, fmt.Errorf("k8s: watch frame: %w", err))
 			return watch.Event{}
 		}
+	default:
+		var ev jsonEvent
+		if err := json.Unmarshal(j.frame, &ev); err != nil {
+			// The stream cannot be trusted past a line that does not
+			// parse: end it, as client-go's decoder does.
+			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a JSON event does not parse: %w", err)))
+		}
+		typ, raw = ev.Type, ev.Object
 	}
 	et := watch.EventType(typ)
 	switch et {

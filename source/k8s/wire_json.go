@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -91,23 +90,4 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 type jsonEvent struct {
 	Type   string          `json:"type"`
 	Object json.RawMessage `json:"object"`
-}
-
-// jsonEventReader reads the events of a JSON watch stream: one JSON object
-// per event, as the apiserver writes them (newline-separated).
-type jsonEventReader struct {
-	dec *json.Decoder
-}
-
-func newJSONEventReader(r io.Reader) *jsonEventReader {
-	return &jsonEventReader{dec: json.NewDecoder(r)}
-}
-
-// next reads one event; its Object is a copy of its own.
-func (j *jsonEventReader) next() (jsonEvent, error) {
-	var ev jsonEvent
-	if err := j.dec.Decode(&ev); err != nil {
-		return ev, err
-	}
-	return ev, nil
 }

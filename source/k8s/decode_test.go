@@ -304,3 +304,28 @@ func TestJSONStringsShared(t *testing.T) {
 	require.Same(t, unsafe.StringData(got[1].Spec.Containers[0].Image), unsafe.StringData(got[2].Spec.Containers[0].Image))
 	require.Nil(t, got[0].ManagedFields)
 }
+
+// watchInterface adapts a decodingWatch to client-go's watch.Interface.
+type watchInterface struct {
+	result chan watch.Event
+	stop   context.CancelFunc
+}
+
+func (w *watchInterface) Stop()                          { w.stop() }
+func (w *watchInterface) ResultChan() <-chan watch.Event { return w.result }
+
+// newWatchInterface decodes body into a watch.Interface, whose channel is
+// closed once every goroutine has exited.
+func newWatchInterface[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors) *watchInterface {
+	ctx, cancel := context.WithCancel(ctx)
+	wi := &watchInterface{result: make(chan watch.Event), stop: cancel}
+	newDecodingWatch(ctx, body, c, bad, func(ev watch.Event) bool {
+		select {
+		case wi.result <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, func() { close(wi.result) })
+	return wi
+}

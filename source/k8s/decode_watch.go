@@ -106,31 +106,6 @@ func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCl
 	return w
 }
 
-// watchInterface adapts a decodingWatch to client-go's watch.Interface.
-type watchInterface struct {
-	result chan watch.Event
-	stop   context.CancelFunc
-}
-
-func (w *watchInterface) Stop()                          { w.stop() }
-func (w *watchInterface) ResultChan() <-chan watch.Event { return w.result }
-
-// newWatchInterface decodes body into a watch.Interface, whose channel is
-// closed once every goroutine has exited.
-func newWatchInterface[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors) *watchInterface {
-	ctx, cancel := context.WithCancel(ctx)
-	wi := &watchInterface{result: make(chan watch.Event), stop: cancel}
-	newDecodingWatch(ctx, body, c, bad, func(ev watch.Event) bool {
-		select {
-		case wi.result <- ev:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}, func() { close(wi.result) })
-	return wi
-}
-
 // read reads frames until the stream ends, queuing each for a worker and,
 // in the same order, for emit, or handing it on itself when idle.
 func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {

@@ -58,5 +58,5 @@ func NewProjection[P any, T ObjectPtr[P], L any](lw ListerWatcher[L], opts Optio
 	itemsField, _ := itemsFieldOf[L]()
 	bad := &decodeErrors{log: opts.Logger}
 	d := &decodingClient[P, T]{path: path, itemsField: itemsField, codec: c, bad: bad}
-	return &Source[T]{list: d.list, watch: d.watch, watchTo: d.watchTo, decoding: true, bad: bad, opts: opts}, nil
+	return d.newSource(opts), nil
 }

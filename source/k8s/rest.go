@@ -191,13 +191,9 @@ func (d *decodingClient[E, T]) list(ctx context.Context, lo metav1.ListOptions) 
 	return objs, &meta, nil
 }
 
-// watch opens a watch and decodes its events on all cores, in order.
-func (d *decodingClient[E, T]) watch(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-	body, err := d.openWatch(ctx, lo)
-	if err != nil {
-		return nil, err
-	}
-	return newWatchInterface(ctx, body, d.codec, d.bad), nil
+// newSource returns the source of d, which decodes its responses itself.
+func (d *decodingClient[E, T]) newSource(opts Options) *Source[T] {
+	return &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts}
 }
 
 // watchTo opens a watch and decodes its events into sink (see

@@ -112,7 +112,7 @@ func NewForConfig[E any, T ObjectPtr[E]](cfg *rest.Config, gvr schema.GroupVersi
 		codec:      c,
 		bad:        bad,
 	}
-	return &Source[T]{list: d.list, watch: d.watch, watchTo: d.watchTo, decoding: true, bad: bad, opts: opts}, nil
+	return d.newSource(opts), nil
 }
 
 // builtinItemsField returns the protobuf field number of the Items of E's

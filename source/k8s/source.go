@@ -48,8 +48,8 @@ type ListerWatcher[L any] interface {
 type Source[T Object] struct {
 	list  func(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListInterface, error)
 	watch func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-	// watchTo, if set, is watch for a source that decodes itself: events
-	// go straight to sink (see newDecodingWatch).
+	// watchTo, set instead of watch for a source that decodes itself,
+	// sends the events straight to sink (see newDecodingWatch).
 	watchTo func(ctx context.Context, opts metav1.ListOptions, sink func(watch.Event) bool, finish func()) error
 	// trim, if set, is applied to each object the client decoded (it drops
 	// managedFields where the source does not decode itself).
@@ -130,7 +130,7 @@ func New[E any, T ObjectPtr[E], L metav1.ListInterface](lw ListerWatcher[L], ite
 	if path, ok := restPathOf(lw); ok && !opts.DisableDecoding {
 		itemsField, _ := itemsFieldOf[L]()
 		d := &decodingClient[E, T]{path: path, itemsField: itemsField, codec: newCodec[E, T](opts), bad: bad}
-		return &Source[T]{list: d.list, watch: d.watch, watchTo: d.watchTo, decoding: true, bad: bad, opts: opts}, nil
+		return d.newSource(opts), nil
 	}
 	return &Source[T]{
 		trim: trimmer[T](opts),

@@ -101,9 +101,10 @@ func TestProtoListAndVersion(t *testing.T) {
 	require.NoError(t, lm.Unmarshal(meta))
 	require.Equal(t, "77", lm.ResourceVersion)
 	for i, it := range items {
-		rv, err := protoVersion(it)
-		require.NoError(t, err)
-		require.Equal(t, fmt.Sprint(100+i), rv)
+		key, rv, ok := protoIdentity(it, nil)
+		require.True(t, ok)
+		require.Equal(t, fmt.Sprint(100+i), string(rv))
+		require.Equal(t, fmt.Sprintf("ns-%d/web-%d", i%3, i), string(key))
 	}
 }
 

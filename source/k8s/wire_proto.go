@@ -173,17 +173,6 @@ func protoWatchEvent(frame []byte) (typ string, obj []byte, err error) {
 	return typ, obj, nil
 }
 
-// protoVersion reads an object's metadata.resourceVersion from its raw
-// bytes without decoding the object.
-func protoVersion(obj []byte) (string, error) {
-	meta, _, err := bytesField(obj, objectMetaField)
-	if err != nil {
-		return "", err
-	}
-	rv, _, err := bytesField(meta, resourceVersionMeta)
-	return string(rv), err
-}
-
 // withoutManagedFields returns obj with metadata.managedFields removed: obj
 // itself when it has none, else a copy built in *scratch (grown as needed),
 // valid until the next call with the same scratch.

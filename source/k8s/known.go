@@ -98,16 +98,11 @@ func protoIdentity(obj []byte, buf []byte) (key, version []byte, ok bool) {
 	}
 	var name, ns []byte
 	for b := meta; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+		num, typ, v, size, err := consumeField(b)
+		if err != nil {
 			return nil, nil, false
 		}
-		b = b[n:]
 		if typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return nil, nil, false
-			}
 			switch num {
 			case nameMeta:
 				name = v
@@ -116,14 +111,8 @@ func protoIdentity(obj []byte, buf []byte) (key, version []byte, ok bool) {
 			case resourceVersionMeta:
 				version = v
 			}
-			b = b[m:]
-			continue
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return nil, nil, false
-		}
-		b = b[m:]
+		b = b[size:]
 	}
 	if len(name) == 0 || len(version) == 0 {
 		return nil, nil, false

@@ -229,30 +229,19 @@ func (f *pbField) decodeBytes(v []byte, at unsafe.Pointer) error {
 // (field 2) bytes.
 func (f *pbField) mapEntry(v []byte) (key, val []byte, err error) {
 	for len(v) > 0 {
-		num, typ, n := protowire.ConsumeTag(v)
-		if n < 0 {
-			return nil, nil, pbErr(n)
+		num, typ, b, size, err := consumeField(v)
+		if err != nil {
+			return nil, nil, err
 		}
-		v = v[n:]
 		if typ == protowire.BytesType {
-			b, m := protowire.ConsumeBytes(v)
-			if m < 0 {
-				return nil, nil, pbErr(m)
-			}
 			switch num {
 			case 1:
 				key = b
 			case 2:
 				val = b
 			}
-			v = v[m:]
-			continue
 		}
-		m := protowire.ConsumeFieldValue(num, typ, v)
-		if m < 0 {
-			return nil, nil, pbErr(m)
-		}
-		v = v[m:]
+		v = v[size:]
 	}
 	return key, val, nil
 }
@@ -279,16 +268,12 @@ func unmarshalAt(t reflect.Type, ptr unsafe.Pointer, v []byte) error {
 func countRun(b []byte, num protowire.Number) int {
 	k := 0
 	for len(b) > 0 {
-		n2, t2, n := protowire.ConsumeTag(b)
-		if n < 0 || n2 != num {
-			break
-		}
-		m := protowire.ConsumeFieldValue(n2, t2, b[n:])
-		if m < 0 {
+		n, _, _, size, err := consumeField(b)
+		if err != nil || n != num {
 			break
 		}
 		k++
-		b = b[n+m:]
+		b = b[size:]
 	}
 	return k
 }

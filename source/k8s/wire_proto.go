@@ -71,23 +71,14 @@ func bytesField(b []byte, num protowire.Number) (val []byte, found bool, err err
 // field num in message b, reading no further: what follows may be damaged.
 func leadingBytesField(b []byte, num protowire.Number) ([]byte, error) {
 	for len(b) > 0 {
-		n, typ, m := protowire.ConsumeTag(b)
-		if m < 0 {
-			return nil, pbErr(m)
+		n, typ, val, size, err := consumeField(b)
+		if err != nil {
+			return nil, err
 		}
-		b = b[m:]
 		if n == num && typ == protowire.BytesType {
-			v, k := protowire.ConsumeBytes(b)
-			if k < 0 {
-				return nil, pbErr(k)
-			}
-			return v, nil
+			return val, nil
 		}
-		k := protowire.ConsumeFieldValue(n, typ, b)
-		if k < 0 {
-			return nil, pbErr(k)
-		}
-		b = b[k:]
+		b = b[size:]
 	}
 	return nil, fmt.Errorf("%w: no field %d", errMalformed, num)
 }
@@ -97,30 +88,34 @@ func leadingBytesField(b []byte, num protowire.Number) ([]byte, error) {
 // other types). It stops at the first error.
 func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, val []byte) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
-		}
-		b = b[n:]
-		var val []byte
-		if typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(m))
-			}
-			val, n = v, m
-		} else {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
-			}
+		num, typ, val, size, err := consumeField(b)
+		if err != nil {
+			return err
 		}
 		if err := fn(num, typ, val); err != nil {
 			return err
 		}
-		b = b[n:]
+		b = b[size:]
 	}
 	return nil
+}
+
+// consumeField reads the field at the start of message b: its number and
+// wire type, its value's bytes when it is length-delimited (nil for other
+// types), and its whole size, tag included.
+func consumeField(b []byte) (num protowire.Number, typ protowire.Type, val []byte, size int, err error) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return 0, 0, nil, 0, pbErr(n)
+	}
+	m := protowire.ConsumeFieldValue(num, typ, b[n:])
+	if m < 0 {
+		return 0, 0, nil, 0, pbErr(m)
+	}
+	if typ == protowire.BytesType {
+		val, _ = protowire.ConsumeBytes(b[n:])
+	}
+	return num, typ, val, n + m, nil
 }
 
 // protoList splits the raw bytes of a list into its metadata and its items
@@ -180,22 +175,15 @@ func withoutManagedFields(obj []byte, scratch *[]byte) ([]byte, error) {
 	// Find the metadata field and whether it holds managedFields.
 	var metaStart, metaEnd int // the whole field, tag included
 	var meta []byte
-	off := 0
-	for b := obj; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(m))
+	for off := 0; off < len(obj); {
+		num, typ, val, size, err := consumeField(obj[off:])
+		if err != nil {
+			return nil, err
 		}
 		if num == objectMetaField && typ == protowire.BytesType {
-			metaStart, metaEnd = off, off+n+m
-			meta, _ = protowire.ConsumeBytes(b[n:])
+			metaStart, metaEnd, meta = off, off+size, val
 		}
-		off += n + m
-		b = b[n+m:]
+		off += size
 	}
 	if meta == nil {
 		return obj, nil
@@ -209,20 +197,16 @@ func withoutManagedFields(obj []byte, scratch *[]byte) ([]byte, error) {
 	out = append(out, make([]byte, 5)...)
 	dropped := false
 	for b := meta; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(m))
+		num, _, _, size, err := consumeField(b)
+		if err != nil {
+			return nil, err
 		}
 		if num == managedFieldsMeta {
 			dropped = true
 		} else {
-			out = append(out, b[:n+m]...)
+			out = append(out, b[:size]...)
 		}
-		b = b[n+m:]
+		b = b[size:]
 	}
 	if !dropped {
 		*scratch = out

@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/k8s"
 )
 
@@ -356,27 +355,9 @@ func newInformer(ctx context.Context, lib string, cs *kubernetes.Clientset, c *c
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
-			Source:  src,
-			KeyFunc: k8s.Key[*corev1.Pod],
-			Indexes: []informer.Index[*corev1.Pod]{
-				k8s.NamespaceIndex[*corev1.Pod](),
-				k8s.FieldIndex("node", func(p *corev1.Pod) string { return p.Spec.NodeName }),
-			},
-		})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		reg, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, *corev1.Pod]{
-			AddFunc:    func(p *corev1.Pod, _ bool) { c.add(p) },
-			UpdateFunc: func(_, p *corev1.Pod) { c.update(p) },
-		}, informer.HandlerOptions{})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		start = func() { go func() { _ = inf.Run(ctx) }() }
-		wait = func(ctx context.Context) error { return informer.WaitForSync(ctx, inf, reg) }
-		return start, wait, inf, nil
+		return runGinformer(ctx, src, func(p *corev1.Pod) podFields {
+			return podFields{node: p.Spec.NodeName, labels: p.Labels, rv: p.ResourceVersion}
+		}, c)
 	case libProjection:
 		return newProjectionInformer(ctx, cs, c)
 	}

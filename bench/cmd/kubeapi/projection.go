@@ -45,20 +45,41 @@ func newProjectionInformer(ctx context.Context, cs *kubernetes.Clientset, c *cou
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *podSlim]{
+	return runGinformer(ctx, src, func(p *podSlim) podFields {
+		return podFields{node: p.Spec.NodeName, labels: p.Labels, rv: p.ResourceVersion}
+	}, c)
+}
+
+// podFields are what the handler and the node index read of a pod.
+type podFields struct {
+	node   string
+	labels map[string]string
+	rv     string
+}
+
+// runGinformer builds ginformer's informer of newInformer over src, with
+// the namespace and node indexes and c as its handler.
+func runGinformer[T k8s.Object](ctx context.Context, src informer.Source[T], fields func(T) podFields, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, T]{
 		Source:  src,
-		KeyFunc: k8s.Key[*podSlim],
-		Indexes: []informer.Index[*podSlim]{
-			k8s.NamespaceIndex[*podSlim](),
-			k8s.FieldIndex("node", func(p *podSlim) string { return p.Spec.NodeName }),
+		KeyFunc: k8s.Key[T],
+		Indexes: []informer.Index[T]{
+			k8s.NamespaceIndex[T](),
+			k8s.FieldIndex("node", func(p T) string { return fields(p).node }),
 		},
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	reg, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, *podSlim]{
-		AddFunc:    func(p *podSlim, _ bool) { c.addFields(p.Spec.NodeName, p.Labels) },
-		UpdateFunc: func(_, p *podSlim) { c.updateFields(p.Spec.NodeName, p.Labels, p.ResourceVersion) },
+	reg, err := inf.AddHandler(informer.HandlerFuncs[informer.NamespacedKey, T]{
+		AddFunc: func(p T, _ bool) {
+			f := fields(p)
+			c.addFields(f.node, f.labels)
+		},
+		UpdateFunc: func(_, p T) {
+			f := fields(p)
+			c.updateFields(f.node, f.labels, f.rv)
+		},
 	}, informer.HandlerOptions{})
 	if err != nil {
 		return nil, nil, nil, err

@@ -73,6 +73,13 @@ var (
 	ErrInternal = errors.New("informer: internal source error")
 )
 
+// ErrSnapshot is wrapped by the error reported when a snapshot found at
+// start is refused (it does not match the informer, is truncated or
+// damaged: the message says which) or cannot be read or written (see
+// [SnapshotOptions]). The informer then starts cold, or keeps the previous
+// snapshot; it never fails for it.
+var ErrSnapshot = errors.New("informer: snapshot")
+
 // ErrTransform wraps an error (or recovered panic) of a user transform
 // function. The object it was given is not stored.
 var ErrTransform = errors.New("informer: transform function failed")

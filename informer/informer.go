@@ -78,6 +78,12 @@ type Options[K comparable, T any] struct {
 	// implements one, else none, and every relisted object is delivered as an
 	// update. To turn the source's off, return "".
 	ObjectVersion func(obj T) string
+	// Snapshot turns on warm restarts: the cache is saved to a
+	// [SnapshotStore] while the informer runs and when it stops, and the
+	// next informer with the same source and options starts from it,
+	// catching up with what changed meanwhile instead of listing
+	// everything (see [SnapshotOptions]). Zero: off.
+	Snapshot SnapshotOptions[T]
 	// MutationDetector configures the cache mutation detector, a testing
 	// tool that reports cached objects modified in place. Zero: off, unless
 	// the environment variable [MutationDetectorEnv] turns it on.

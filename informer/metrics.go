@@ -18,6 +18,9 @@ const (
 	// The cache mutation detector found a cached object modified in place
 	// (see [MutationDetectorOptions]; counted once per object).
 	ErrorClassCacheMutation ErrorClass = "cache_mutation"
+	// A snapshot could not be written, or one found at start was refused
+	// (see [SnapshotOptions]): the informer went on without it.
+	ErrorClassSnapshot ErrorClass = "snapshot"
 )
 
 // Metrics receives an informer's measurements. Implementations must be safe

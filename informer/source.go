@@ -84,6 +84,19 @@ type WatchOptions struct {
 	// [EventBookmark] with InitialEventsEnd set, then the changes after it. A source
 	// that cannot do this returns errors.ErrUnsupported from Watch.
 	SendInitialEvents bool
+	// NotifyCaughtUp asks a plain watch (from Version, without
+	// SendInitialEvents) to mark the moment it has caught up: once the
+	// stream has delivered every change up to the source's current
+	// version, it sends an [EventBookmark] with InitialEventsEnd set at that
+	// version (or a later one), then goes on as usual. "Current" is the
+	// newest state the source knows when it answers: etcd's revision when it
+	// answers a progress request, the apiserver's watch cache. The bookmark
+	// is sent once, soon after the watch opens (within a few seconds),
+	// also when nothing changed since Version. An informer restored from a
+	// snapshot ([SnapshotOptions]) asks for it to know when it has caught
+	// up. A source that cannot do this returns errors.ErrUnsupported from
+	// Watch (the informer then relists).
+	NotifyCaughtUp bool
 }
 
 // EventType is the kind of a watch [Event].
@@ -133,7 +146,9 @@ type Event[T any] struct {
 	// (the initial events of a streaming list excepted, see [Source]).
 	Version string
 	// InitialEventsEnd marks the Bookmark that ends the initial events of a
-	// streaming list (see [WatchOptions.SendInitialEvents]).
+	// streaming list (see [WatchOptions.SendInitialEvents]), or, on a watch
+	// asked for it, the Bookmark that says the stream has caught up with the
+	// source (see [WatchOptions.NotifyCaughtUp]).
 	InitialEventsEnd bool
 	// Err is set on Error events and wraps one of the sentinels in errors.go
 	// when the source can classify it.

@@ -1,0 +1,155 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+)
+
+// Warm restart: a cache kept on disk between runs.
+//
+// With [Options.Snapshot] set, an informer writes its cache (the objects,
+// the version they are at and what they are a cache of) to a
+// [SnapshotStore] in the background, periodically and when it stops. The
+// next informer built with the same source and options loads it before its
+// first request to the source, then watches from the snapshot's version
+// ([WatchOptions.NotifyCaughtUp]) instead of listing, and counts as synced
+// once the watch has caught up with the source. If the version has expired
+// (or the source cannot resume a watch), it relists, and the relist keeps
+// what did not change (see [Options.ObjectVersion]). docs/operations.md
+// ("Warm restarts") has the lines to add, the costs measured and the
+// failure modes.
+
+// Codec turns the objects of a cache into bytes and back, for snapshots.
+// Sources that support snapshots provide one ([SnapshotSource]); a program
+// using [SourceFuncs] or its own source supplies its own in
+// [SnapshotOptions.Codec]. Implementations must be safe for concurrent use:
+// a snapshot is encoded and decoded on several goroutines at once.
+type Codec[T any] interface {
+	// Format names the encoding, including anything that changes it (a
+	// version, the type encoded): a snapshot written with another Format is
+	// refused. For example "etcd.Object/json/1".
+	Format() string
+	// AppendEncode appends the encoding of obj to dst and returns the
+	// extended slice. obj is a cached object: read-only.
+	AppendEncode(dst []byte, obj T) ([]byte, error)
+	// Decode returns the object encoded in data. data belongs to the
+	// caller and is reused after Decode returns: copy what the object keeps.
+	Decode(data []byte) (T, error)
+}
+
+// SnapshotSource is implemented by a [Source] whose caches can be kept in
+// a snapshot: every source in this repository. It is optional: an informer
+// detects it with a type assertion when [SnapshotOptions.Store] is set.
+type SnapshotSource[T any] interface {
+	// SnapshotIdentity names the collection the source serves, as
+	// precisely as a snapshot must match it: the kind of source and its
+	// address (cluster, server), the prefix, bucket or resource, the
+	// selectors. A snapshot whose identity differs is refused. It must be
+	// stable across runs of the same program.
+	SnapshotIdentity() string
+	// SnapshotCodec returns the codec of the source's objects.
+	SnapshotCodec() Codec[T]
+}
+
+// SnapshotStore keeps the last snapshot of one informer. The informer
+// calls it from one goroutine at a time. [NewSnapshotFile] returns the
+// store this package provides, a file on local disk; other stores (an
+// object store, a database) implement this interface.
+type SnapshotStore interface {
+	// Load returns the snapshot saved last, whole. When there is none, it
+	// returns an error wrapping [fs.ErrNotExist]. The informer checks
+	// everything it loads (format, identity, checksums): a store need not.
+	Load(ctx context.Context) ([]byte, error)
+	// Save replaces the saved snapshot with the bytes write writes to w,
+	// atomically: until Save returns nil, Load returns the previous
+	// snapshot (or none), whatever happens to the process meanwhile. If
+	// write returns an error or ctx is done, the saved snapshot is
+	// unchanged and Save returns an error.
+	Save(ctx context.Context, write func(w io.Writer) error) error
+}
+
+// SnapshotOptions turns on warm restarts for one informer (see
+// [Options.Snapshot]). The zero value is off.
+type SnapshotOptions[T any] struct {
+	// Store keeps the snapshot, usually [NewSnapshotFile]. Zero (nil):
+	// warm restarts are off, nothing is read or written.
+	Store SnapshotStore
+	// Codec encodes the cached objects. Zero: the source's
+	// ([SnapshotSource]); required for a source without one.
+	Codec Codec[T]
+	// Identity is added to the source's identity: anything beyond the
+	// source that changes what the cache holds, which a snapshot must
+	// match. Change it whenever [Options.Transform] changes what it keeps,
+	// or the key function changes. Zero: "".
+	Identity string
+	// Interval is the time between two snapshots written while the informer
+	// runs; one is also written when it stops. Zero: 5 minutes. Negative:
+	// only when it stops.
+	Interval time.Duration
+}
+
+// enabled reports whether warm restarts are on.
+func (o SnapshotOptions[T]) enabled() bool { return !isNil(o.Store) }
+
+// snapshotConfig is the checked, defaulted form of SnapshotOptions.
+type snapshotConfig[T any] struct {
+	store    SnapshotStore
+	codec    Codec[T]
+	identity string // the source's, the type's, the user's and the format's
+	interval time.Duration
+}
+
+// snapshotFormatVersion is the version of the snapshot file layout (see
+// snapshot_format.go); part of every identity.
+const snapshotFormatVersion = 1
+
+// defaultSnapshotInterval is SnapshotOptions.Interval's zero value.
+const defaultSnapshotInterval = 5 * time.Minute
+
+// newSnapshotConfig defaults and validates o for an informer of src. It
+// returns nil when snapshots are off.
+//
+// Possible errors: [ErrInvalidOptions] (no codec).
+func newSnapshotConfig[T any](o SnapshotOptions[T], src Source[T]) (*snapshotConfig[T], error) {
+	if !o.enabled() {
+		return nil, nil
+	}
+	c := &snapshotConfig[T]{store: o.Store, codec: o.Codec, interval: o.Interval}
+	srcID := fmt.Sprintf("%T", src)
+	if ss, ok := src.(SnapshotSource[T]); ok {
+		srcID = ss.SnapshotIdentity()
+		if isNil(c.codec) {
+			c.codec = ss.SnapshotCodec()
+		}
+	}
+	if isNil(c.codec) {
+		return nil, fmt.Errorf("Snapshot: the source (%T) provides no codec (it is no SnapshotSource): set Snapshot.Codec: %w", src, ErrInvalidOptions)
+	}
+	switch {
+	case c.interval == 0:
+		c.interval = defaultSnapshotInterval
+	case c.interval < 0:
+		c.interval = 0
+	}
+	c.identity = fmt.Sprintf("ginformer snapshot v%d\nsource: %s\ntype: %s\nformat: %s\nuser: %s",
+		snapshotFormatVersion, srcID, typeName(reflect.TypeFor[T]()), c.codec.Format(), o.Identity)
+	return c, nil
+}
+
+// typeName names t with its package path, so that two types of one name in
+// different packages differ.
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return "*" + typeName(t.Elem())
+	case reflect.Slice:
+		return "[]" + typeName(t.Elem())
+	}
+	if t.PkgPath() == "" {
+		return t.String()
+	}
+	return t.PkgPath() + "." + t.Name()
+}

@@ -45,11 +45,16 @@ type Codec[T any] interface {
 // detects it with a type assertion when [SnapshotOptions.Store] is set.
 type SnapshotSource[T any] interface {
 	// SnapshotIdentity names the collection the source serves, as
-	// precisely as a snapshot must match it: the kind of source and its
-	// address (cluster, server), the prefix, bucket or resource, the
-	// selectors. A snapshot whose identity differs is refused. It must be
-	// stable across runs of the same program.
-	SnapshotIdentity() string
+	// precisely as a snapshot must match it: the kind of source, the
+	// prefix, bucket or resource, the selectors, and what tells one
+	// cluster or incarnation of the data from another (etcd's cluster ID,
+	// a NATS stream's creation time), since a version of one is meaningless
+	// in another. A snapshot whose identity differs is refused. It must be
+	// stable across runs of the same program against the same data. The
+	// informer calls it once per Run, before it loads a snapshot; it may ask
+	// the server (ctx bounds that). An error means the identity cannot be
+	// checked: the informer starts cold (and reports it).
+	SnapshotIdentity(ctx context.Context) (string, error)
 	// SnapshotCodec returns the codec of the source's objects.
 	SnapshotCodec() Codec[T]
 }
@@ -98,8 +103,10 @@ func (o SnapshotOptions[T]) enabled() bool { return !isNil(o.Store) }
 type snapshotConfig[T any] struct {
 	store    SnapshotStore
 	codec    Codec[T]
-	identity string // the source's, the type's, the user's and the format's
-	interval time.Duration
+	source   SnapshotSource[T] // nil: the source is none
+	srcType  string            // the source's Go type
+	user     string            // SnapshotOptions.Identity
+	interval time.Duration     // zero: only when the informer stops
 }
 
 // snapshotFormatVersion is the version of the snapshot file layout (see
@@ -117,14 +124,12 @@ func newSnapshotConfig[T any](o SnapshotOptions[T], src Source[T]) (*snapshotCon
 	if !o.enabled() {
 		return nil, nil
 	}
-	c := &snapshotConfig[T]{store: o.Store, codec: o.Codec, interval: o.Interval}
-	srcID := fmt.Sprintf("%T", src)
-	if ss, ok := src.(SnapshotSource[T]); ok {
-		srcID = ss.SnapshotIdentity()
-		if isNil(c.codec) {
-			c.codec = ss.SnapshotCodec()
-		}
+	c := &snapshotConfig[T]{store: o.Store, codec: o.Codec, interval: o.Interval, user: o.Identity}
+	c.source, _ = src.(SnapshotSource[T])
+	if c.source != nil && isNil(c.codec) {
+		c.codec = c.source.SnapshotCodec()
 	}
+	c.srcType = fmt.Sprintf("%T", src)
 	if isNil(c.codec) {
 		return nil, fmt.Errorf("Snapshot: the source (%T) provides no codec (it is no SnapshotSource): set Snapshot.Codec: %w", src, ErrInvalidOptions)
 	}
@@ -134,9 +139,25 @@ func newSnapshotConfig[T any](o SnapshotOptions[T], src Source[T]) (*snapshotCon
 	case c.interval < 0:
 		c.interval = 0
 	}
-	c.identity = fmt.Sprintf("ginformer snapshot v%d\nsource: %s\ntype: %s\nformat: %s\nuser: %s",
-		snapshotFormatVersion, srcID, typeName(reflect.TypeFor[T]()), c.codec.Format(), o.Identity)
 	return c, nil
+}
+
+// identity returns the identity a snapshot must carry to be restored into
+// this informer, and that the informer's snapshots carry: the format's
+// version, the source's identity (or, for a source that is no
+// SnapshotSource, its type), the object type, the codec's format and the
+// user's identity.
+func (c *snapshotConfig[T]) identity(ctx context.Context) (string, error) {
+	src := "type " + c.srcType
+	if c.source != nil {
+		id, err := c.source.SnapshotIdentity(ctx)
+		if err != nil {
+			return "", fmt.Errorf("source identity: %w", err)
+		}
+		src = id
+	}
+	return fmt.Sprintf("ginformer snapshot v%d\nsource: %s\ntype: %s\nformat: %s\nuser: %s",
+		snapshotFormatVersion, src, typeName(reflect.TypeFor[T]()), c.codec.Format(), c.user), nil
 }
 
 // typeName names t with its package path, so that two types of one name in

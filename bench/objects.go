@@ -126,7 +126,7 @@ func fillFull(p *corev1.Pod) {
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{
 		Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "v1", Time: &t, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"11111111-2222-4333-8444-555555555555\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{},"f:image":{},"f:name":{},"f:ports":{},"f:resources":{}}}}}`)},
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"11111111-2222-4333-8444-555555555555\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{},"f:image":{},"f:name":{},"f:ports":{},"f:resources":{}}}}}`),
 	}}
 	probe := func(path string, delay int32) *corev1.Probe {
 		return &corev1.Probe{

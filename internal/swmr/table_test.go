@@ -207,10 +207,10 @@ func TestTableCustomHash(t *testing.T) {
 }
 
 func TestTombstonePerType(t *testing.T) {
-	if tombstone[elem]() != tombstone[elem]() {
+	if a, b := tombstone[elem](), tombstone[elem](); a != b {
 		t.Fatal("two tombstones for one type")
 	}
-	if tombstone[struct{}]() == tombstone[struct{}]() && tombstone[struct{}]() == new(struct{}) {
+	if a, b := tombstone[struct{}](), tombstone[struct{}](); a == b && a == new(struct{}) {
 		t.Fatal("zero-size tombstone shares the zero-size address")
 	}
 	tb := New[struct{}, struct{}](func(*struct{}) struct{} { return struct{}{} }, nil, 0)

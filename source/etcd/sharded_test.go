@@ -320,7 +320,7 @@ func TestShardedEtcd(t *testing.T) {
 	stopSampling := killed.kill(rec, sampled)
 	defer stopSampling()
 	rs = slices.Delete(rs, 1, 2)
-	d = waitOwners(10*time.Second, rs...)
+	waitOwners(10*time.Second, rs...)
 	owned := time.Since(killedAt)
 	t.Logf("crash: shards owned elsewhere %v after the kill (TTL %v)", owned.Round(time.Millisecond), shardTTL)
 	require.Less(t, owned, shardTTL+2*time.Second, "within TTL plus a margin for etcd's expiry check (every 500 ms) and a claim")

@@ -88,8 +88,8 @@ func benchPod(i int) *corev1.Pod {
 		Status corev1.PodStatus `json:"status"`
 	}{p.Status})
 	p.ManagedFields = []metav1.ManagedFieldsEntry{
-		{Manager: "kube-controller-manager", Operation: "Update", APIVersion: "v1", Time: &t, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldSet(spec)}},
-		{Manager: "kubelet", Operation: "Update", APIVersion: "v1", Time: &t, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldSet(status)}, Subresource: "status"},
+		{Manager: "kube-controller-manager", Operation: "Update", APIVersion: "v1", Time: &t, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fieldSet(spec)))},
+		{Manager: "kubelet", Operation: "Update", APIVersion: "v1", Time: &t, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fieldSet(status))), Subresource: "status"},
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 	"testing"
@@ -20,6 +21,11 @@ import (
 
 func TestClassify(t *testing.T) {
 	gr := schema.GroupResource{Resource: "configmaps"}
+	// A bare 410 Gone, as older servers send for an expired version (what
+	// the deprecated apierrors.NewGone builds).
+	gone := &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone, Message: "gone",
+	}}
 	tooLarge := apierrors.NewTimeoutError("Too large resource version: 99, current: 5", 1)
 	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
@@ -29,7 +35,7 @@ func TestClassify(t *testing.T) {
 		want error // nil: no sentinel
 	}{
 		{"410 expired", apierrors.NewResourceExpired("too old resource version: 1 (5)"), informer.ErrExpired},
-		{"410 gone", apierrors.NewGone("gone"), informer.ErrExpired},
+		{"410 gone", gone, informer.ErrExpired},
 		{"too large", tooLarge, informer.ErrVersionTooLarge},
 		{"429", apierrors.NewTooManyRequests("slow down", 1), informer.ErrTransient},
 		{"503", apierrors.NewServiceUnavailable("later"), informer.ErrTransient},

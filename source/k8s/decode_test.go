@@ -34,7 +34,7 @@ func testPod(i int) *corev1.Pod {
 			Annotations:     map[string]string{"a": "b"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs"}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
-				Time: &now, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}}},
+				Time: &now, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)}},
 			CreationTimestamp: now,
 		},
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{

@@ -399,18 +399,14 @@ func TestRemoveFromHandler(t *testing.T) {
 	src.Add(pod("pod1"))
 	inf := newInformer(t, src, 0, nil)
 	var h cache.ResourceEventHandlerRegistration
-	var mu sync.Mutex
 	done := make(chan struct{})
 	var err error
+	// h is set before run starts the informer, so before the handler reads it.
 	h, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
-		mu.Lock()
-		defer mu.Unlock()
 		assert.NoError(t, inf.RemoveEventHandler(h))
 		close(done)
 	}})
 	require.NoError(t, err)
-	mu.Lock()
-	mu.Unlock()
 	run(t, inf)
 	select {
 	case <-done:

@@ -30,10 +30,11 @@ func dropGroup(it *item) (*item, error) {
 }
 func ignoreError(context.Context, error) {}
 
-// funcMetrics holds a func, so its values are not comparable.
+// funcMetrics holds a func, so its values are not comparable (a blank
+// field counts: a struct is comparable only if all its fields are).
 type funcMetrics struct {
 	informer.NoopMetrics
-	f func()
+	_ func()
 }
 
 // TestGroupInformerForComparesOptions: a second InformerFor for a name gets

@@ -94,6 +94,7 @@ func TestMutationDetectorPeriodic(t *testing.T) {
 		synctest.Wait()
 		msgs, n := r.got(t)
 		require.Empty(t, msgs, "nothing modified")
+		require.Zero(t, n, "nothing modified")
 
 		a, ok := inf.Lister().Get("a")
 		require.True(t, ok)

@@ -66,17 +66,14 @@ func (s *gatedSource) Watch(ctx context.Context, opts informer.WatchOptions) (in
 // noteCounter records the notifications a handler receives after the
 // initial sync, by kind and key.
 type noteCounter struct {
-	mu                        sync.Mutex
-	synced                    bool
-	adds, updates, deletes    map[string]int
-	unknownDeletes            int
-	initial                   int
-	target                    int
-	reached                   chan struct{}
-	reachedOnce               sync.Once
-	lister                    informer.Lister[string, *item]
-	check                     func([]*item) error
-	violations, observedState atomic.Int64
+	mu                     sync.Mutex
+	synced                 bool
+	adds, updates, deletes map[string]int
+	unknownDeletes         int
+	initial                int
+	target                 int
+	reached                chan struct{}
+	reachedOnce            sync.Once
 }
 
 func newNoteCounter() *noteCounter {

@@ -28,6 +28,7 @@ func optionsDiff[K comparable, T any](a, b *Options[K, T]) string {
 	check(a.ListWatch == b.ListWatch, "ListWatch")
 	check(sameFunc(a.ObjectVersion, b.ObjectVersion), "ObjectVersion")
 	check(sameMutationDetector(a.MutationDetector, b.MutationDetector), "MutationDetector")
+	check(sameSnapshot(a.Snapshot, b.Snapshot), "Snapshot")
 	return strings.Join(diff, ", ")
 }
 
@@ -36,6 +37,12 @@ func optionsDiff[K comparable, T any](a, b *Options[K, T]) string {
 func sameMutationDetector[T any](a, b MutationDetectorOptions[T]) bool {
 	return a.Enabled == b.Enabled && a.Panic == b.Panic && a.Interval == b.Interval &&
 		sameFunc(a.Copy, b.Copy) && sameFunc(a.Equal, b.Equal)
+}
+
+// sameSnapshot reports whether a and b are the same options: the same
+// store and codec values, identity and interval.
+func sameSnapshot[T any](a, b SnapshotOptions[T]) bool {
+	return sameValue(a.Store, b.Store) && sameValue(a.Codec, b.Codec) && a.Identity == b.Identity && a.Interval == b.Interval
 }
 
 // sameIndexes reports whether a and b have the same names, each with the

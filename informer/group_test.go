@@ -3,6 +3,7 @@ package informer_test
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -97,6 +98,10 @@ func TestGroupInformerForComparesOptions(t *testing.T) {
 		{"MutationDetector.Copy", func(o *informer.Options[string, *item]) {
 			o.MutationDetector.Copy = func(it *item) *item { c := *it; return &c }
 		}, "MutationDetector"},
+		{"Snapshot", func(o *informer.Options[string, *item]) {
+			o.Snapshot.Store = informer.NewSnapshotFile(filepath.Join(t.TempDir(), "snap"))
+			o.Snapshot.Codec = informer.JSONCodec[*item]{}
+		}, "Snapshot"},
 		{"several", func(o *informer.Options[string, *item]) { o.KeyFunc = otherKey; o.BatchSize = 1 }, "KeyFunc, BatchSize"},
 	}
 	for _, tt := range tests {
@@ -177,7 +182,7 @@ func TestGroupComparesEveryOption(t *testing.T) {
 		"Name": true, "Logger": true, // the group's key; not compared
 		"Source": true, "KeyFunc": true, "Indexes": true, "ResyncPeriod": true, "Transform": true,
 		"Metrics": true, "ErrorHandler": true, "StuckHandlerThreshold": true, "BatchSize": true, "ListWatch": true,
-		"ObjectVersion": true, "MutationDetector": true,
+		"ObjectVersion": true, "MutationDetector": true, "Snapshot": true,
 	}
 	for f := range reflect.TypeFor[informer.Options[string, *item]]().Fields() {
 		assert.True(t, known[f.Name], "Options.%s is not compared by InformerFor", f.Name)

@@ -35,6 +35,21 @@ type Health struct {
 	Objects int
 	// Handlers describes each registered handler, in registration order.
 	Handlers []HandlerHealth
+
+	// Restored is true while the cache holds a snapshot restored at start
+	// ([Options.Snapshot]) and has not caught up with the source: readers
+	// see the state saved at RestoredVersion, possibly stale, and Synced
+	// is false. RestoredAt is when it was loaded; both stay set after the
+	// catch-up, zero after a cold start.
+	Restored        bool
+	RestoredVersion string
+	RestoredAt      time.Time
+	// SnapshotVersion, SnapshotAt and SnapshotBytes describe the last
+	// snapshot written (or, until one is, the one restored: SnapshotAt
+	// zero). Zero without [Options.Snapshot].
+	SnapshotVersion string
+	SnapshotAt      time.Time
+	SnapshotBytes   int64
 }
 
 // HandlerHealth describes one handler registration in [Health].
@@ -83,6 +98,7 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	h.LastError, h.LastErrorAt = inf.health.lastError()
 	h.QueueDepth = inf.fifo.Len()
 	h.Objects = inf.indexer.Len()
+	inf.restoredHealth(&h)
 	inf.mu.Lock()
 	h.Running = inf.state == stateRunning
 	ls := append([]*listener[K, T](nil), inf.listeners...)
@@ -117,6 +133,10 @@ func (inf *SharedInformer[K, T]) notSyncedCause() error {
 	}
 	if err := inf.stallCause(h); err != nil {
 		return fmt.Errorf("informer %q has not synced: %w", inf.name, err)
+	}
+	if h.Restored {
+		return fmt.Errorf("informer %q has not synced: catching up with the source from a snapshot restored at version %q (received up to %q)",
+			inf.name, h.RestoredVersion, inf.LastSyncVersion())
 	}
 	if h.LastListAt.IsZero() {
 		return fmt.Errorf("informer %q has not synced: waiting for the source's first list (no error reported)", inf.name)

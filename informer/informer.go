@@ -129,6 +129,9 @@ type SharedInformer[K comparable, T any] struct {
 	versions *versionTracker // the versions the cache has applied; see WaitForVersion
 	// mutations is the cache mutation detector; nil (nearly always) when off.
 	mutations *mutationDetector[K, T]
+	// snap configures warm restarts; nil when off. See snapshot_restore.go
+	// and snapshot_write.go.
+	snap *snapshotState[K, T]
 	// proc is the batch processor's reusable state. Whoever holds the
 	// FIFO's in-flight batch uses it: the processing loop, or the
 	// reflector's goroutine on a direct hand-off (see applyEvent).
@@ -146,6 +149,7 @@ type SharedInformer[K comparable, T any] struct {
 	// one. No user code runs under it.
 	mu        sync.Mutex
 	state     runState
+	restoring bool // the cache holds a restored snapshot and handlers wait for the catch-up: see snapshot_restore.go
 	listeners []*listener[K, T]
 	runCtx    context.Context // set by Run; listeners started later use it
 	syncedCh  chan struct{}
@@ -237,6 +241,13 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	if err != nil {
 		return nil, fmt.Errorf("informer %q: %w", opts.Name, err)
 	}
+	snap, err := newSnapshotConfig(opts.Snapshot, opts.Source)
+	if err != nil {
+		return nil, fmt.Errorf("informer %q: %w", opts.Name, err)
+	}
+	if snap != nil {
+		inf.snap = &snapshotState[K, T]{cfg: *snap, keyFunc: opts.KeyFunc, caughtUp: make(chan struct{})}
+	}
 	ro := ReflectorOptions[T]{ListWatchOptions: opts.ListWatch}
 	ro.Source = opts.Source
 	ro.Store = &transformingStore[K, T]{fifo: fifo, transform: opts.Transform, inf: inf}
@@ -296,7 +307,19 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	started := time.Now() // for Metrics.Synced
 	inf.state = stateRunning
 	inf.runCtx = ctx
+	inf.restoring = inf.snap != nil // until restore says it started cold
+	for _, l := range inf.listeners {
+		inf.startListenerLocked(l)
+	}
+	inf.mu.Unlock()
+	var resume resumeOptions
+	if inf.snap != nil {
+		resume = inf.restore(ctx)
+	}
+
+	inf.mu.Lock()
 	inf.reflOpts.ResyncPeriod = inf.reflectorResyncLocked()
+	inf.reflOpts.resume = resume
 	refl, err := NewReflector(inf.reflOpts)
 	if err != nil {
 		inf.state = stateStopped
@@ -304,9 +327,6 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		return fmt.Errorf("informer %q: %w", inf.name, err)
 	}
 	inf.refl = refl
-	for _, l := range inf.listeners {
-		inf.startListenerLocked(l)
-	}
 	inf.mu.Unlock()
 
 	var wg sync.WaitGroup
@@ -316,6 +336,10 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		wg.Go(func() { inf.mutations.run(ctx) })
 	}
 	wg.Go(func() {
+		if resume.version != "" {
+			inf.awaitCaughtUp(ctx, started)
+			return
+		}
 		select {
 		case <-inf.fifo.Synced():
 			inf.markSynced(started)
@@ -324,6 +348,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	})
 	if inf.stuckAt > 0 {
 		wg.Go(func() { inf.watchHandlers(ctx) })
+	}
+	if inf.snap != nil && inf.snap.cfg.interval > 0 {
+		wg.Go(func() { inf.snapshotLoop(ctx) })
 	}
 	<-ctx.Done()
 
@@ -338,6 +365,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	inf.versions.stop() // WaitForVersion callers get ErrClosed
 	inf.fifo.Close()
 	wg.Wait()
+	if inf.snap != nil {
+		inf.writeFinalSnapshot(ctx) // nothing writes to the cache any more
+	}
 	inf.handlerWG.Wait()
 	return nil
 }

@@ -186,8 +186,12 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 		}
 		inf.mu.Lock()
 	}
-	p.notified = append(p.notified[:0], inf.listeners...)
-	if len(inf.listeners) > 0 {
+	listeners := inf.listeners
+	if inf.restoring {
+		listeners = nil // told at the end of the catch-up (see finishRestore)
+	}
+	p.notified = append(p.notified[:0], listeners...)
+	if len(listeners) > 0 {
 		// One shared copy of the notes for every handler (see noteBatch),
 		// built in place.
 		b := getBatch[K, T](&p.pool)
@@ -213,7 +217,7 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 			b.syncs = nil
 		}
 		if len(b.notes) > 0 {
-			for _, l := range inf.listeners {
+			for _, l := range listeners {
 				if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
 					p.wake = append(p.wake, l)
 				}

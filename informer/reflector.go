@@ -111,6 +111,10 @@ type ReflectorOptions[T any] struct {
 	// Metrics receives the reflector's counts (events, relists, watch
 	// restarts, errors by class), labelled with Name. Zero: [NoopMetrics].
 	Metrics Metrics
+
+	// resume is set by an informer restored from a snapshot: see
+	// reflector_resume.go.
+	resume resumeOptions
 }
 
 // Reflector keeps a [ReflectorStore] in step with a [Source]: it lists, then
@@ -142,8 +146,10 @@ type Reflector[T any] struct {
 	// mu guards the fields below it.
 	mu                 sync.Mutex
 	lastVersion        string
-	versionUnavailable bool // last request failed with ErrExpired or ErrVersionTooLarge
-	streamUnsupported  bool // the source answered ErrUnsupported to a streaming list
+	versionUnavailable bool   // last request failed with ErrExpired or ErrVersionTooLarge
+	resuming           bool   // watch from lastVersion before any list: see reflector_resume.go
+	caughtUp           func() // resumeOptions.caughtUp, until called
+	streamUnsupported  bool   // the source answered ErrUnsupported to a streaming list
 
 	lists sync.WaitGroup // list goroutines still running; Run waits for them
 
@@ -201,6 +207,9 @@ func NewReflector[T any](opts ReflectorOptions[T]) (*Reflector[T], error) {
 		r.streamTTL = 10 * time.Second
 	}
 	r.onError = opts.ErrorHandler
+	if opts.resume.version != "" {
+		r.lastVersion, r.resuming, r.caughtUp = opts.resume.version, true, opts.resume.caughtUp
+	}
 	return r, nil
 }
 
@@ -278,6 +287,9 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 		case errors.Is(err, ErrRelistRequested):
 			r.log.V(2).Info("the source asked for a relist", "reason", err)
 			continue
+		case errors.Is(err, errResumeAbandoned):
+			r.log.V(1).Info("not resuming from the restored version, relisting", "reason", err)
+			continue
 		case errors.Is(err, ErrExpired) && (!quick || r.watchEvents != events):
 			// The source answered: relist at once, unless the relist
 			// before this one expired too without a single event.
@@ -305,6 +317,9 @@ func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
 }
 
 func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) error {
+	if r.isResuming() {
+		return r.watch(ctx, nil, backoff)
+	}
 	var w Watcher[T]
 	if r.useStreamingList() {
 		var err error
@@ -336,6 +351,7 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) 
 		}
 	}
 	r.log.V(2).Info("caches populated", "version", r.LastSyncVersion())
+	r.markCaughtUp() // a relist after a restore catches up too
 	return r.watch(ctx, w, backoff)
 }
 

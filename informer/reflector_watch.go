@@ -26,6 +26,8 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 	if listStream {
 		restarts = 1
 	}
+	catchUp := r.newCatchUpTimer()
+	defer catchUp.stop()
 	for {
 		if ctx.Err() != nil {
 			if w != nil {
@@ -39,10 +41,14 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			}
 			restarts++
 			var err error
-			w, err = r.opts.Source.Watch(ctx, WatchOptions{Version: r.LastSyncVersion(), Timeout: r.watchTimeout()})
+			resuming := r.isResuming()
+			w, err = r.opts.Source.Watch(ctx, WatchOptions{Version: r.LastSyncVersion(), Timeout: r.watchTimeout(), NotifyCaughtUp: resuming})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
+				}
+				if resuming && !errors.Is(err, ErrTransient) {
+					return r.abandonResume(err)
 				}
 				if errors.Is(err, ErrTransient) {
 					r.sourceFailed(ctx, fmt.Errorf("%s: watch: %w", r.opts.Name, err))
@@ -57,7 +63,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 				return fmt.Errorf("%s: watch: %w", r.opts.Name, err)
 			}
 		}
-		err := r.handleWatch(ctx, w, resync)
+		err := r.handleWatch(ctx, w, resync, catchUp)
 		w.Stop()
 		w = nil
 		var short *VeryShortWatchError
@@ -95,6 +101,9 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		case errors.Is(err, ErrVersionTooLarge):
 			r.setVersionUnavailable(true)
 		}
+		if r.isResuming() {
+			return r.abandonResume(err)
+		}
 		return err
 	}
 }
@@ -127,8 +136,10 @@ type eventApplier[T any] interface {
 // there (a receive that does not block); that event is handled next, after
 // the checks a blocking receive makes (ctx done, resync due). Both checks
 // are made on every event, so neither is starved by a busy stream.
-func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-chan time.Time) error {
+func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-chan time.Time, catchUp *catchUpTimer) error {
 	start := time.Now()
+	resuming := r.isResuming()
+	stalled := catchUp.c()
 	events := 0
 	recorder, _ := r.opts.Store.(VersionRecorder)
 	applier, _ := r.opts.Store.(eventApplier[T])
@@ -144,6 +155,8 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 		select {
 		case <-resync:
 			r.resync(ctx)
+		case <-stalled:
+			return catchUp.err(r.opts.Name)
 		default:
 		}
 		var ev Event[T]
@@ -163,6 +176,8 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				case <-resync:
 					r.resync(ctx)
 					continue
+				case <-stalled:
+					return catchUp.err(r.opts.Name)
 				case ev, ok = <-ch:
 				}
 			}
@@ -174,6 +189,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			return errWatchEnded
 		}
 		r.opts.Metrics.EventReceived(r.opts.Name, ev.Type)
+		if resuming {
+			catchUp.progress()
+		}
 		if ev.Type != EventError {
 			r.watchEvents++
 			if events == 0 {
@@ -212,6 +230,17 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			}
 		case EventBookmark:
 			r.setVersion(ev.Version)
+			if resuming && ev.InitialEventsEnd && ev.Version != "" {
+				// Caught up: every change up to ev.Version is queued. The
+				// version is recorded before the informer is told.
+				if recorder != nil {
+					recorder.RecordVersion(ev.Version)
+				}
+				resuming, stalled = false, nil
+				r.markCaughtUp()
+				events++
+				continue
+			}
 		case EventError:
 			if ev.Err == nil {
 				ev.Err = errors.New("error event without an error")

@@ -85,19 +85,31 @@ func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions
 	}
 	if inf.state == stateRunning {
 		// The processing loop is paused (we hold mu): what the cache holds
-		// now is exactly what the handler has not been told yet.
-		initial := make([]notification[K, T], 0, inf.indexer.Len()+1)
-		for key, obj := range inf.indexer.All() {
-			initial = append(initial, notification[K, T]{kind: noteAdd, key: key, obj: obj, initial: true})
+		// now is exactly what the handler has not been told yet. While a
+		// restored cache catches up, it is told nothing yet: the end of the
+		// catch-up tells every handler (see finishRestore).
+		if !inf.restoring {
+			l.enqueue(inf.initialNotesLocked(inf.HasSynced())...)
 		}
-		if inf.HasSynced() {
-			initial = append(initial, notification[K, T]{kind: noteSynced})
-		}
-		l.enqueue(initial...)
 		inf.startListenerLocked(l)
 	}
 	inf.listeners = append(inf.listeners, l)
 	return &Registration[K, T]{inf: inf, l: l}, nil
+}
+
+// initialNotesLocked returns the current contents of the cache as initial
+// adds, followed by the sync marker if synced: what a handler that joins
+// now must receive first. The caller holds inf.mu, so no batch commits
+// meanwhile.
+func (inf *SharedInformer[K, T]) initialNotesLocked(synced bool) []notification[K, T] {
+	initial := make([]notification[K, T], 0, inf.indexer.Len()+1)
+	for key, obj := range inf.indexer.All() {
+		initial = append(initial, notification[K, T]{kind: noteAdd, key: key, obj: obj, initial: true})
+	}
+	if synced {
+		initial = append(initial, notification[K, T]{kind: noteSynced})
+	}
+	return initial
 }
 
 // startListenerLocked starts l's goroutine under the informer's run context.
@@ -226,8 +238,10 @@ func (inf *SharedInformer[K, T]) reflectorResyncLocked() time.Duration {
 }
 
 // shouldResync is the reflector's ShouldResync, called at each resync tick:
-// it recomputes the set of handlers due for resync and reports whether it is
-// empty. The Sync deltas of that resync go to exactly that set.
+// it recomputes the set of handlers due for resync (moving each one's next
+// resync a period from now) and reports whether that set is non-empty, that
+// is, whether the reflector is to resync at all. The Sync deltas of that
+// resync go to exactly that set.
 func (inf *SharedInformer[K, T]) shouldResync() bool {
 	now := time.Now()
 	inf.resyncMu.Lock()

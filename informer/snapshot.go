@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -173,4 +174,29 @@ func typeName(t reflect.Type) string {
 		return t.String()
 	}
 	return t.PkgPath() + "." + t.Name()
+}
+
+// JSONCodec is a [Codec] on encoding/json, for objects whose exported fields
+// hold all their state: the codec to give [SnapshotOptions.Codec] for a
+// [SourceFuncs] of plain structs. Its zero value is ready. Sources with a
+// faster encoding provide their own ([SnapshotSource]).
+type JSONCodec[T any] struct{}
+
+// Format is "json".
+func (JSONCodec[T]) Format() string { return "json" }
+
+// AppendEncode appends obj's JSON to dst.
+func (JSONCodec[T]) AppendEncode(dst []byte, obj T) ([]byte, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// Decode unmarshals data into a new T.
+func (JSONCodec[T]) Decode(data []byte) (T, error) {
+	var v T
+	err := json.Unmarshal(data, &v)
+	return v, err
 }

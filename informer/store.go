@@ -90,8 +90,10 @@ type Indexer[K comparable, T any] struct {
 
 	// mu serializes the writers: it is held (locked) by every write to st,
 	// the tables reachable from it, and rebuilding. Readers take its read
-	// side only for List and, rarely, to copy a chunk that writes kept
-	// changing (see copyChunk).
+	// side only for List, to copy a chunk while a relist is being applied
+	// (waiting for its end; see outsideRelist and copyBucket), and, rarely,
+	// to copy an index chunk that writes kept changing chunkLockTries times
+	// in a row (see copyBucket).
 	mu sync.RWMutex
 	// st is the current state; readers load it without any lock.
 	st atomic.Pointer[state[K, T]]

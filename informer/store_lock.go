@@ -8,9 +8,12 @@ package informer
 // applied under one hold with relists odd.
 //
 // The read side of mu is taken only by List (a consistent copy of the whole
-// store, which must keep writers off) and by an index chunk copy that
-// concurrent writes kept changing chunkTries times in a row (copyChunk):
-// that reader then waits for the chunk of writes in progress.
+// store, which must keep writers off), by a chunk copy that finds a relist
+// being applied (outsideRelist, copyBucket: the reader waits for the
+// relist's end, see lockedCopy), and by an index chunk copy that concurrent
+// writes kept changing chunkLockTries times in a row (copyBucket; it yields
+// the CPU between tries after chunkTries): that reader then waits for the
+// chunk of writes in progress.
 //
 // Before readers went lock-free, every read took the read side, and a
 // reader arriving while a writer waited parked behind it: with more busy

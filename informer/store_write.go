@@ -266,45 +266,43 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
 	}
-	for {
-		defs := s.lockSettled()
-		for i := range ws {
-			if !ws[i].del && !ws[i].failed && ws[i].defs != defs {
-				s.mu.Unlock()
-				return defs
-			}
-		}
-		st := s.st.Load()
-		if st.entries.Len() == 0 && len(ws) > presizeMin {
-			// A first list into an empty store: build a new state sized
-			// once (growing the tables through every doubling rehashes
-			// every object about once more), out of the readers' sight,
-			// and publish it whole.
-			s.st.Store(fresh(ws, len(defs.list)))
+	defs := s.lockSettled()
+	for i := range ws {
+		if !ws[i].del && !ws[i].failed && ws[i].defs != defs {
 			s.mu.Unlock()
-			return nil
+			return defs
 		}
-		if atomic {
-			s.relists.Add(1) // odd: chunks copied meanwhile are taken again
-		}
-		for i := range ws {
-			if i > 0 && i%chunk == 0 {
-				s.mu.Unlock()
-				if s.chunkHook != nil {
-					s.chunkHook(i)
-				}
-				s.lock()
-			}
-			if !ws[i].failed {
-				st.apply(&ws[i], s.nextSeq())
-			}
-		}
-		if atomic {
-			s.relists.Add(1)
-		}
+	}
+	st := s.st.Load()
+	if st.entries.Len() == 0 && len(ws) > presizeMin {
+		// A first list into an empty store: build a new state sized once
+		// (growing the tables through every doubling rehashes every object
+		// about once more), out of the readers' sight, and publish it
+		// whole.
+		s.st.Store(fresh(ws, len(defs.list)))
 		s.mu.Unlock()
 		return nil
 	}
+	if atomic {
+		s.relists.Add(1) // odd: chunks copied meanwhile are taken again
+	}
+	for i := range ws {
+		if i > 0 && i%chunk == 0 {
+			s.mu.Unlock()
+			if s.chunkHook != nil {
+				s.chunkHook(i)
+			}
+			s.lock()
+		}
+		if !ws[i].failed {
+			st.apply(&ws[i], s.nextSeq())
+		}
+	}
+	if atomic {
+		s.relists.Add(1)
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // relistBatch reports whether a batch popped from the DeltaFIFO carries (part
@@ -380,8 +378,9 @@ func (s *Indexer[K, T]) lockSettled() *indexDefs[T] {
 }
 
 // commitOne is commit for a single write. It is separate from tryCommit so
-// that a single write stays on its caller's stack: tryCommit hands its
-// batch to a second goroutine (applyFresh), which makes it escape.
+// that a single write stays on its caller's stack: tryCommit may hand its
+// batch to fresh (store_fresh.go), which splits a large first list over a
+// second goroutine, and that makes the batch escape.
 func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 	for {
 		defs := s.lockSettled()

@@ -1,0 +1,121 @@
+package informer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Resuming from a restored version.
+//
+// An informer restored from a snapshot (see snapshot_restore.go) gives its
+// reflector the snapshot's version and a caughtUp function. The reflector
+// then starts with a watch from that version instead of a list, asking the
+// source to mark the moment it has caught up ([WatchOptions.NotifyCaughtUp]).
+// On that bookmark it records the bookmark's version and calls caughtUp:
+// every change up to the source's current version is queued. It re-watches
+// after a normal end or a transient failure as usual, still asking for the
+// marker. Any other failure of a resume watch (an expired version, a source
+// that cannot resume, a marker that does not come: see catchUpTimer)
+// abandons resuming: the reflector relists, at once, as it would after an
+// expired version, and calls caughtUp once that list is applied. caughtUp
+// is called once, whichever way.
+
+// resumeOptions is set in ReflectorOptions by an informer restored from a
+// snapshot.
+type resumeOptions struct {
+	// version is the version the store holds the source's state at; ""
+	// means no resume: the reflector lists first.
+	version string
+	// caughtUp is called once, on the reflector's goroutine, when the
+	// store holds (queued) the source's current state: see above.
+	caughtUp func()
+}
+
+// errResumeAbandoned marks the failure of a resume watch other than an
+// expired version: Run relists at once, without reporting an error.
+var errResumeAbandoned = errors.New("cannot resume from the restored version")
+
+// isResuming reports whether the reflector still watches from a restored
+// version without having listed.
+func (r *Reflector[T]) isResuming() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resuming
+}
+
+// abandonResume ends resuming after err failed a resume watch, and returns
+// the error that makes Run relist: err itself if it is an expired version
+// (counted and logged as such), else err marked with errResumeAbandoned.
+func (r *Reflector[T]) abandonResume(err error) error {
+	r.mu.Lock()
+	r.resuming = false
+	r.mu.Unlock()
+	if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errResumeAbandoned, err)
+}
+
+// markCaughtUp ends resuming and calls caughtUp, the first time only.
+func (r *Reflector[T]) markCaughtUp() {
+	r.mu.Lock()
+	f := r.caughtUp
+	r.resuming, r.caughtUp = false, nil
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// catchUpTimer bounds the wait for a resume watch's caught-up marker, so
+// that a source that ignores [WatchOptions.NotifyCaughtUp] cannot keep an
+// informer from syncing: the marker must come within the streaming-list
+// timeout of the last event (the stream is stalled otherwise) and within
+// catchUpLimit of the first resume watch. A nil catchUpTimer (not
+// resuming) never fires.
+type catchUpTimer struct {
+	stall    time.Duration
+	deadline time.Time
+	t        *time.Timer
+}
+
+// catchUpLimit bounds the whole catch-up, in streaming-list timeouts.
+const catchUpLimit = 6
+
+// newCatchUpTimer returns the timer of a resume, nil when not resuming.
+func (r *Reflector[T]) newCatchUpTimer() *catchUpTimer {
+	if !r.isResuming() {
+		return nil
+	}
+	return &catchUpTimer{stall: r.streamTTL, deadline: time.Now().Add(catchUpLimit * r.streamTTL), t: time.NewTimer(r.streamTTL)}
+}
+
+// c returns the channel that fires when the wait is over; nil (never) for
+// a nil timer.
+func (c *catchUpTimer) c() <-chan time.Time {
+	if c == nil {
+		return nil
+	}
+	return c.t.C
+}
+
+// progress restarts the stall timer after an event, within the deadline.
+func (c *catchUpTimer) progress() {
+	if c == nil {
+		return
+	}
+	c.t.Reset(max(0, min(c.stall, time.Until(c.deadline))))
+}
+
+func (c *catchUpTimer) stop() {
+	if c != nil {
+		c.t.Stop()
+	}
+}
+
+// err is the error of a wait that ran out.
+func (c *catchUpTimer) err(name string) error {
+	return fmt.Errorf("%s: %w: no caught-up marker from the source within %v of the last event (or %v in all); does it implement WatchOptions.NotifyCaughtUp?",
+		name, errResumeAbandoned, c.stall, catchUpLimit*c.stall)
+}

@@ -1,0 +1,100 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Writing snapshots.
+//
+// A snapshot is the cache's objects with the version the cache had applied
+// when they were read. The objects are read with the Lister's lock-free
+// iterator, so neither readers nor the processing loop wait for a write;
+// the iterator is weakly consistent, so each object is at that version or
+// newer. Restoring it and watching from that version is still exact: the
+// watch replays every change after the version, and replaying a change onto
+// an object that already has it leaves the same state (an upsert of the
+// same object, a delete of an absent key). The encoding runs on one
+// goroutine while the informer runs (so it leaves the other cores to the
+// informer), on every core when it stops.
+//
+// Writes happen every SnapshotOptions.Interval once the informer has
+// synced, and once more when Run's context ends, after the processing loop
+// has stopped; a write is skipped when the cache has applied nothing since
+// the last snapshot written (or restored). A failure is reported
+// (ErrorClassSnapshot) and the previous snapshot stays.
+
+// finalSnapshotTimeout bounds the snapshot written when Run's context ends:
+// Run waits for it.
+const finalSnapshotTimeout = time.Minute
+
+// snapshotLoop writes a snapshot every interval until ctx is done.
+func (inf *SharedInformer[K, T]) snapshotLoop(ctx context.Context) {
+	t := time.NewTicker(inf.snap.cfg.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if inf.HasSynced() {
+			inf.writeSnapshot(ctx, 1)
+		}
+	}
+}
+
+// writeFinalSnapshot writes the snapshot of a stopping informer, if it
+// synced, on every core.
+func (inf *SharedInformer[K, T]) writeFinalSnapshot(runCtx context.Context) {
+	if !inf.HasSynced() {
+		return // a restore still catching up, or a cold start not done: keep what is on disk
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), finalSnapshotTimeout)
+	defer cancel()
+	inf.writeSnapshot(ctx, snapshotWorkers())
+}
+
+// writeSnapshot writes one snapshot, encoding on up to workers goroutines.
+func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int) {
+	s := inf.snap
+	version, _ := inf.appliedVersion() // first: every object read below is at least this new
+	s.mu.Lock()
+	id, written := s.identity, s.written
+	s.mu.Unlock()
+	if version == "" || version == written {
+		return
+	}
+	if id == "" {
+		var err error
+		if id, err = s.cfg.identity(ctx); err != nil {
+			inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: %w: not written: %w", inf.name, ErrSnapshot, err))
+			return
+		}
+		s.mu.Lock()
+		s.identity = id
+		s.mu.Unlock()
+	}
+	start := time.Now()
+	objs := make([]T, 0, inf.indexer.Len())
+	for _, obj := range inf.indexer.All() {
+		objs = append(objs, obj)
+	}
+	var st snapshotStats
+	err := s.cfg.store.Save(ctx, func(w io.Writer) error {
+		var err error
+		st, err = encodeSnapshot(w, id, version, objs, s.cfg.codec, workers)
+		return err
+	})
+	if err != nil {
+		inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: %w: write at version %q: %w", inf.name, ErrSnapshot, version, err))
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	s.written, s.writtenAt, s.writtenSize = version, now, st.bytes
+	s.mu.Unlock()
+	inf.log.V(2).Info("snapshot written", "version", version, "objects", st.objects, "bytes", st.bytes, "took", now.Sub(start))
+}

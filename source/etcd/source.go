@@ -208,10 +208,11 @@ func (s *Source[T]) CompareVersions(a, b string) (int, error) {
 	return cmp.Compare(x, y), nil
 }
 
-// addWatch registers a new watch; the returned function removes it.
-func (s *Source[T]) addWatch() (*openWatch, func()) {
+// addWatch registers a new watch, stopped once stopped is closed; the
+// returned function removes it.
+func (s *Source[T]) addWatch(stopped <-chan struct{}) (*openWatch, func()) {
 	id := s.watchSeq.Add(1)
-	w := &openWatch{requested: make(chan struct{}, 1)}
+	w := &openWatch{requested: make(chan struct{}, 1), stopped: stopped}
 	s.mu.Lock()
 	s.watches[id] = w
 	s.mu.Unlock()
@@ -235,6 +236,9 @@ type openWatch struct {
 	// requested tells the watch's goroutine that progress sent a request,
 	// which it resends until answered (see progressRetry).
 	requested chan struct{}
+	// stopped is closed once the watch is stopped (its consumer's Stop or
+	// context): its etcd watch may be gone before its goroutine ends it.
+	stopped <-chan struct{}
 }
 
 // progress asks the watch for a progress notification; before its etcd
@@ -258,6 +262,11 @@ func (w *openWatch) progress(ctx context.Context) error {
 	defer w.mu.Unlock()
 	if w.ended { // the watch ended meanwhile (and closed its connection)
 		return nil
+	}
+	select {
+	case <-w.stopped: // its etcd watch ended with the stream, before its goroutine noticed
+		return nil
+	default:
 	}
 	return err
 }

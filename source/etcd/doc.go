@@ -65,6 +65,22 @@
 // it has fully delivered (etcd's on-demand progress), the consistent way to
 // learn that a watch has caught up with a write.
 //
+// # Warm restarts
+//
+// The source is an [informer.SnapshotSource]: an informer with
+// [informer.SnapshotOptions] keeps its cache on disk, encoded by
+// [Source.SnapshotCodec] (key, revisions, and the value through the
+// source's [Codec]), under an identity naming etcd's cluster ID, the prefix
+// and the options that change the objects ([Source.SnapshotIdentity]).
+// Restarted, it resumes with a watch from the snapshot's revision
+// ([informer.WatchOptions.NotifyCaughtUp]): etcd replays what changed while
+// it was down, then answers a progress request (which it does only once
+// the watch has sent everything up to its current revision), and that
+// answer is the caught-up marker. No range of the prefix is read, unless
+// the revision was compacted meanwhile (the watch ends with
+// [informer.ErrExpired] and the informer relists). A [Sharded] source
+// always relists after a restore (see [Sharded.Watch]).
+//
 // # Connections and liveness
 //
 // Each watch runs on a gRPC connection of its own to one of the client's

@@ -32,6 +32,12 @@ type Config struct {
 	// QuotaBackendBytes is the backend quota. Zero: 8 GiB, enough for
 	// benchmarks.
 	QuotaBackendBytes int64
+	// ClusterToken is the initial cluster token, from which (with the
+	// member's configured peer URL, the same for every embedded member)
+	// etcd derives the cluster ID. Zero: etcd's default, so every embedded
+	// member has the same cluster ID; give two members different tokens to
+	// tell their clusters apart.
+	ClusterToken string
 }
 
 // Server is an embedded single-member etcd. Its methods are safe for
@@ -74,6 +80,9 @@ func Start(cfg Config) (*Server, error) {
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	ec.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
+	if cfg.ClusterToken != "" {
+		ec.InitialClusterToken = cfg.ClusterToken
+	}
 	if ec.QuotaBackendBytes == 0 {
 		ec.QuotaBackendBytes = 8 << 30
 	}

@@ -203,4 +203,6 @@ func (h *histSource) ObjectVersion(it *snapItem) string { return strconv.FormatI
 
 func (h *histSource) SnapshotIdentity(context.Context) (string, error) { return h.identity, nil }
 
-func (h *histSource) SnapshotCodec() informer.Codec[*snapItem] { return informer.JSONCodec[*snapItem]{} }
+func (h *histSource) SnapshotCodec() informer.Codec[*snapItem] {
+	return informer.JSONCodec[*snapItem]{}
+}

@@ -272,7 +272,7 @@ func TestWarmRestartWithoutMarkerRelists(t *testing.T) {
 // cold, correctly.
 func TestWarmRestartRefusesBadSnapshots(t *testing.T) {
 	for _, tt := range []struct {
-		name string
+		name  string
 		spoil func(t *testing.T, path string, src *histSource, opts *informer.Options[string, *snapItem])
 		want  string
 	}{

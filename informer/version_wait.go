@@ -219,6 +219,11 @@ func (inf *SharedInformer[K, T]) appliedVersion() (version string, at time.Time)
 // The versions the informer has received are not necessarily applied yet:
 // [SharedInformer.LastSyncVersion] is the reflector's, ahead of the cache.
 //
+// An informer restored from a snapshot ([Options.Snapshot]) has applied the
+// snapshot's version as soon as Run has loaded it; while it catches up,
+// the versions it applies are not queued to handlers yet (they receive the
+// caught-up state when it syncs).
+//
 // WaitForVersion waits on channels; it does not poll. With a
 // VersionComparer, every waiting call wakes and compares versions each time
 // a processed batch changes the cache's version. It may be called before

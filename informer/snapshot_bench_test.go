@@ -30,7 +30,6 @@ func (rawCodec) Decode(b []byte) (*fmtObj, error) {
 	return &fmtObj{Name: name, Data: data}, nil
 }
 
-
 // BenchmarkSnapshotLayout measures writing and reading 100k objects of
 // 1 KB in the snapshot layout with the cheapest codec: what the layout adds
 // to a source's codec. Reported per object.

@@ -60,6 +60,19 @@ func BenchmarkRetry(b *testing.B) {
 	}
 }
 
+// BenchmarkRetryBudget is BenchmarkRetry with a retry budget on, one that
+// never delays: what the budget's bookkeeping adds to a retry.
+func BenchmarkRetryBudget(b *testing.B) {
+	q, _ := New[int](Options{Backoff: Backoff{Base: 1, Max: 1}, RetryBudget: RetryBudget{PerSecond: 1e12, Burst: 1 << 20}})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for range b.N {
+		q.AddRateLimited(1)
+		k, _ := q.Get(ctx)
+		q.Done(k)
+	}
+}
+
 // BenchmarkWorkers is throughput with 8 workers and one producer, per key.
 func BenchmarkWorkers(b *testing.B) {
 	keys := benchKeys(1 << 16)

@@ -17,14 +17,15 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 		return
 	}
 	slot := q.slotLocked(key, h)
-	q.addAfterLocked(slot, d) // unlocks
+	q.addAfterLocked(slot, d, 0) // unlocks
 }
 
 // AddRateLimited queues key after its backoff: the n-th call for a key
 // since its last [Queue.Forget] (n counted from 0) waits Base·2ⁿ, capped at
-// Max, less the jitter (see [Backoff]). Call it when processing the key
-// failed; call Forget when it succeeded. After ShutDown or Drain,
-// AddRateLimited does nothing.
+// Max, less the jitter (see [Backoff]). With a [RetryBudget], it waits the
+// longer of that and its turn in the budget (delayed, never dropped). Call
+// it when processing the key failed; call Forget when it succeeded. After
+// ShutDown or Drain, AddRateLimited does nothing.
 func (q *Queue[K]) AddRateLimited(key K) {
 	h := hashKey(key)
 	q.lockInit()
@@ -41,16 +42,21 @@ func (q *Queue[K]) AddRateLimited(key K) {
 	if e.failures < 1<<30 {
 		e.failures++
 	}
-	q.addAfterLocked(slot, d) // unlocks
+	var budgeted time.Duration
+	if q.budget.interval != 0 {
+		d, budgeted = q.budgetLocked(slot, d, q.nowLocked())
+	}
+	q.addAfterLocked(slot, d, budgeted) // unlocks
 }
 
-// addAfterLocked adds the key in slot after d, unlocks q and counts a retry.
-func (q *Queue[K]) addAfterLocked(slot int32, d time.Duration) {
+// addAfterLocked adds the key in slot after d, unlocks q and counts a retry,
+// of which budgeted is the part the retry budget added.
+func (q *Queue[K]) addAfterLocked(slot int32, d, budgeted time.Duration) {
 	var added bool
 	if d <= 0 {
 		added = q.addLocked(slot)
 	} else {
-		q.waitLocked(slot, q.nowLocked()+int64(d))
+		q.waitLocked(slot, satAdd(q.nowLocked(), int64(d))) // a delay of centuries waits, not overflows
 	}
 	m := q.metrics
 	q.mu.Unlock()
@@ -58,6 +64,9 @@ func (q *Queue[K]) addAfterLocked(slot int32, d time.Duration) {
 		m.Retried(q.name)
 		if added {
 			m.Added(q.name)
+		}
+		if budgeted > 0 {
+			m.RetryBudgetDelay(q.name, budgeted)
 		}
 	}
 }

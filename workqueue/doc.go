@@ -17,7 +17,8 @@
 //   - Shutdown says what happens to the work left: [Queue.ShutDown] drops
 //     it, [Queue.Drain] hands it out until none is left and waits for the
 //     workers, bounded by a context.
-//   - Backoff has jitter, and no queue-wide token bucket (see [Backoff]).
+//   - Backoff has jitter, and the queue-wide token bucket is opt-in
+//     ([Options.RetryBudget]; see [Backoff] for why it is off by default).
 //   - Metrics are one small interface ([Metrics]) with client-go's
 //     measurements, called outside the queue's lock; nothing is registered
 //     globally.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/memory"
@@ -111,4 +112,35 @@ func ExampleNewController() {
 	// shop/cart wants 2 replicas
 	// shop/checkout wants 3 replicas
 	// web/frontend wants 5 replicas
+}
+
+// budgetMetrics prints the retries the budget delays; NoopMetrics covers
+// the rest.
+type budgetMetrics struct{ workqueue.NoopMetrics }
+
+func (budgetMetrics) RetryBudgetDelay(queue string, d time.Duration) {
+	// The next token comes 100 ms after the burst; the key's own backoff
+	// (5 ms, less jitter) covers the first few of those.
+	fmt.Printf("%s: a retry waits for the budget, 90 to 100 ms beyond its backoff: %v\n", queue, d > 90*time.Millisecond && d < 100*time.Millisecond)
+}
+
+// An overall retry budget, on top of each key's backoff: here 10 retries a
+// second after a burst of 2 (client-go's default bucket is 10 a second
+// after 100). Three keys fail at once: two retry after their backoff
+// (5 ms), the third waits for the next token, 100 ms later.
+func ExampleRetryBudget() {
+	q, err := workqueue.New[string](workqueue.Options{
+		Name:        "pods",
+		RetryBudget: workqueue.RetryBudget{PerSecond: 10, Burst: 2},
+		Metrics:     budgetMetrics{},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer q.ShutDown()
+	for _, k := range []string{"a", "b", "c"} {
+		q.AddRateLimited(k)
+	}
+	// Output:
+	// pods: a retry waits for the budget, 90 to 100 ms beyond its backoff: true
 }

@@ -164,6 +164,7 @@ type recorder struct {
 	latencies, works    []time.Duration
 	unfinished, longest time.Duration
 	samples             int
+	budgetDelays        []time.Duration
 }
 
 func (r *recorder) Depth(_ string, n int) {
@@ -183,6 +184,12 @@ func (r *recorder) Retried(string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.retried++
+}
+
+func (r *recorder) RetryBudgetDelay(_ string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.budgetDelays = append(r.budgetDelays, d)
 }
 
 func (r *recorder) QueueLatency(_ string, d time.Duration) {
@@ -207,5 +214,6 @@ func (r *recorder) snapshot() recorder {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return recorder{depth: r.depth, added: r.added, retried: r.retried, latencies: append([]time.Duration(nil), r.latencies...),
-		works: append([]time.Duration(nil), r.works...), unfinished: r.unfinished, longest: r.longest, samples: r.samples}
+		works: append([]time.Duration(nil), r.works...), unfinished: r.unfinished, longest: r.longest, samples: r.samples,
+		budgetDelays: append([]time.Duration(nil), r.budgetDelays...)}
 }

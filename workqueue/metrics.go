@@ -23,6 +23,13 @@ type Metrics interface {
 	// Retried counts one [Queue.AddAfter] or [Queue.AddRateLimited];
 	// client-go's retries_total.
 	Retried(queue string)
+	// RetryBudgetDelay observes the delay the queue's [RetryBudget] added
+	// to one [Queue.AddRateLimited], beyond the key's own backoff. It is
+	// called only for the retries the budget delayed, so the number of
+	// calls counts them; a count that grows means the budget is holding
+	// retries back (a downstream failing for many keys), and the delays
+	// say by how much. client-go has no such metric.
+	RetryBudgetDelay(queue string, d time.Duration)
 	// QueueLatency observes how long a key waited, from the add that
 	// queued it to the [Queue.Get] that handed it out; client-go's
 	// queue_duration_seconds.
@@ -55,6 +62,9 @@ func (NoopMetrics) Added(string) {}
 
 // Retried does nothing.
 func (NoopMetrics) Retried(string) {}
+
+// RetryBudgetDelay does nothing.
+func (NoopMetrics) RetryBudgetDelay(string, time.Duration) {}
 
 // QueueLatency does nothing.
 func (NoopMetrics) QueueLatency(string, time.Duration) {}

@@ -16,9 +16,16 @@ type Options struct {
 	// Metrics receives the queue's measurements. Zero: none are taken (and
 	// the queue reads no clock on Add, Get and Done).
 	Metrics Metrics
-	// Backoff sets the delays of [Queue.AddRateLimited]. Zero: client-go's
-	// per-item default, 5 ms doubling to 1000 s, with 10 % jitter.
+	// Backoff sets the per-key delays of [Queue.AddRateLimited]. Zero:
+	// client-go's per-item default, 5 ms doubling to 1000 s, with 10 %
+	// jitter.
 	Backoff Backoff
+	// RetryBudget limits the rate of [Queue.AddRateLimited]'s retries, all
+	// keys together: a retry waits the longer of its key's backoff and its
+	// turn in the budget. Zero: off, each key retries after its backoff
+	// alone. RetryBudget{PerSecond: 10, Burst: 100} is client-go's default
+	// bucket.
+	RetryBudget RetryBudget
 }
 
 // Backoff configures the per-key exponential backoff of
@@ -31,9 +38,13 @@ type Options struct {
 // within milliseconds at first, then about every 17 minutes after 18
 // failures, so a permanently broken object costs almost nothing. Unlike
 // client-go's default there is no queue-wide token bucket (10 retries/s,
-// burst 100): it makes every failing key wait for the others, so a burst of
-// a thousand failures delays the last retry by 90 s whatever its own
-// backoff. Jitter spreads keys that failed together instead.
+// burst 100) unless [Options.RetryBudget] asks for one: it makes every
+// failing key wait for the others, so a burst of a thousand failures
+// delays the last retry by 90 s whatever its own backoff. Jitter spreads
+// keys that failed together instead. A controller whose failures are
+// those of a shared downstream (one service failing every key) turns the
+// budget on, so that its retries do not hammer that downstream: see
+// [RetryBudget].
 type Backoff struct {
 	// Base is the delay of a key's first retry. Zero: 5 ms.
 	Base time.Duration
@@ -76,6 +87,10 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if b.Max < b.Base {
 		return o, fmt.Errorf("workqueue %q: Backoff.Max %s below Backoff.Base %s: %w", o.Name, b.Max, b.Base, ErrInvalidOptions)
+	}
+	var err error
+	if o.RetryBudget, err = o.RetryBudget.withDefaults(o.Name); err != nil {
+		return o, err
 	}
 	switch {
 	case b.Jitter == 0:

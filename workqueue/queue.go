@@ -21,9 +21,11 @@ import (
 //   - Order. Keys are handed out in the order they were queued (a key
 //     re-added while in progress is queued at its Done).
 //   - Retries. [Queue.AddRateLimited] queues a key after a per-key
-//     exponential backoff with jitter (see [Backoff]); [Queue.Forget]
-//     resets it. [Queue.AddAfter] queues a key after a delay; a key waiting
-//     for several delays is queued once, at the earliest.
+//     exponential backoff with jitter (see [Backoff]), and, if
+//     [Options.RetryBudget] is set, no sooner than the queue's overall
+//     retry rate allows; [Queue.Forget] resets the key's backoff.
+//     [Queue.AddAfter] queues a key after a delay; a key waiting for
+//     several delays is queued once, at the earliest.
 //   - Shutdown. [Queue.ShutDown] drops what is queued and waiting;
 //     [Queue.Drain] lets the workers finish it.
 //
@@ -75,6 +77,10 @@ type Queue[K comparable] struct {
 	// without it so that Forget and NumRequeues of a queue where nothing
 	// fails take no lock.
 	failing atomic.Int32
+
+	// budget is the RetryBudget's bucket (zero: off), guarded by mu; last,
+	// so that the fields of the hot paths keep their places.
+	budget tokenBucket
 }
 
 // entry is the state of one key: 48 bytes with a NamespacedKey. What only
@@ -136,6 +142,7 @@ func (q *Queue[K]) setup(opts Options) {
 	q.metrics = opts.Metrics
 	q.entries.timed = opts.Metrics != nil
 	q.backoff = opts.Backoff
+	q.budget = newTokenBucket(opts.RetryBudget)
 	q.epoch = time.Now()
 	q.wake = make(chan struct{}, wakeTokens)
 	q.final = make(chan struct{})

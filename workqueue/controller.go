@@ -25,8 +25,11 @@ type ControllerOptions struct {
 	// recovered panics) at error level, at most a burst of 5 then one per
 	// 10 s for each kind, the number left out noted on the next; a
 	// reconcile interrupted by the end of Run's context at V(1). Zero:
-	// [slog.Default] through [logr.FromSlogHandler], which prints errors;
-	// pass [logr.Discard]() to silence it.
+	// [slog.Default] (as it is when NewController is called) through
+	// [logr.FromSlogHandler], which prints errors; pass
+	// logr.FromSlogHandler(slog.DiscardHandler) to silence it.
+	// [logr.Discard]() returns the zero Logger, so it means this default:
+	// it does not silence the controller.
 	Logger logr.Logger
 }
 

@@ -139,7 +139,7 @@ func TestControllerOneWorkerPerKey(t *testing.T) {
 		active[k].Add(-1)
 		return nil
 	}
-	c, err := NewController(reconcile, ControllerOptions{Workers: 4, Logger: logr.Discard()})
+	c, err := NewController(reconcile, ControllerOptions{Workers: 4, Logger: discard})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -226,6 +226,32 @@ func TestControllerDefaultLogger(t *testing.T) {
 	})
 	require.Contains(t, buf.String(), `level=ERROR msg="reconcile failed; retrying with backoff" controller=things err="no such thing" key=x retries=1`)
 	require.NotContains(t, buf.String(), "interrupted", "verbose levels are hidden by default")
+}
+
+// What ControllerOptions.Logger says: logr.Discard() is the zero Logger,
+// which means slog.Default; logr.FromSlogHandler(slog.DiscardHandler)
+// silences the controller.
+func TestControllerLoggerDiscard(t *testing.T) {
+	var buf syncBuffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	run := func(name string, l logr.Logger) {
+		synctest.Test(t, func(t *testing.T) {
+			c, err := NewController(func(context.Context, string) error {
+				return errors.New("no such thing")
+			}, ControllerOptions{Queue: Options{Name: name}, Logger: l})
+			require.NoError(t, err)
+			c.Queue().Add("x")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			defer cancel()
+			require.NoError(t, c.Run(ctx))
+		})
+	}
+	run("discard", logr.Discard())
+	run("slog-discard", logr.FromSlogHandler(slog.DiscardHandler))
+	require.Contains(t, buf.String(), "controller=discard", "logr.Discard() falls back to slog.Default")
+	require.NotContains(t, buf.String(), "controller=slog-discard", "slog.DiscardHandler silences it")
 }
 
 // The controller adds no allocation per key to the queue's (none).

@@ -17,6 +17,12 @@
 // in revision order, with backpressure: each watcher reads the shared history
 // by revision, so a slow watcher never makes the store buffer events for it.
 //
+// An informer's cache over a store can be kept in a snapshot (warm
+// restarts, [informer.SnapshotOptions]): the store and its views implement
+// [informer.SnapshotSource], and watches honour
+// [informer.WatchOptions.NotifyCaughtUp]. A snapshot is restored only over
+// the same store, in the same process (see [Store.SnapshotIdentity]).
+//
 // [Store.Filtered] gives a view of the same store restricted to the objects
 // matching a predicate, with Kubernetes-style enter/leave event synthesis.
 //

@@ -18,17 +18,23 @@ import (
 // after, and nothing otherwise. Bookmarks still carry the store version, so a
 // client of a quiet selection advances.
 //
+// Each call returns a view of its own, with its own snapshot identity (see
+// [Store.SnapshotIdentity]): a snapshot of an informer over one view is
+// refused by an informer over another, even one with the same predicate,
+// since the store cannot tell two predicates apart.
+//
 // A nil pred matches every object. pred is user code, called without the store's lock, possibly concurrently
 // from several goroutines and several times per object; it must be
 // deterministic and must not call the store.
 func (s *Store[K, T]) Filtered(pred func(T) bool) informer.Source[T] {
-	return filtered[K, T]{s: s, pred: pred}
+	return filtered[K, T]{s: s, pred: pred, id: randomID()}
 }
 
 // filtered is the view returned by Filtered.
 type filtered[K comparable, T any] struct {
 	s    *Store[K, T]
 	pred func(T) bool
+	id   string // tells this view from others in snapshot identities
 }
 
 func (f filtered[K, T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[T], error) {

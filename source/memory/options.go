@@ -65,6 +65,13 @@ type Options[K comparable, T any] struct {
 	// received. Zero: [DefaultSlowWatcherTimeout]. Negative: never; a slow
 	// watcher blocks only its own goroutine, never the writers.
 	SlowWatcherTimeout time.Duration
+
+	// Codec encodes the objects in the snapshots an informer keeps of its
+	// cache (warm restarts, see [Store.SnapshotCodec]); nothing else uses
+	// it. Zero: [informer.JSONCodec], which keeps only the exported fields
+	// of T: give a codec of your own when T has others, or fields JSON does
+	// not round-trip.
+	Codec informer.Codec[T]
 }
 
 // withDefaults validates o and fills its zero fields.

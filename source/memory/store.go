@@ -26,6 +26,10 @@ type entry[K comparable, T any] struct {
 // they are, shared and never copied: treat them as read-only.
 type Store[K comparable, T any] struct {
 	opts Options[K, T]
+	// incarnation tells this store's data from any other store's, in this
+	// process or another: its versions mean nothing elsewhere (see
+	// [Store.SnapshotIdentity]). Set by New, never changed.
+	incarnation string
 
 	// mu guards every field below, and the obj and modRev of every entry.
 	mu sync.Mutex
@@ -66,11 +70,12 @@ func New[K comparable, T any](opts Options[K, T]) (*Store[K, T], error) {
 		return nil, err
 	}
 	s := &Store[K, T]{
-		opts:       opts,
-		rev:        1,
-		compactRev: 1,
-		objects:    make(map[K]*entry[K, T]),
-		watchers:   make(map[*watcher[K, T]]struct{}),
+		opts:        opts,
+		incarnation: randomID(),
+		rev:         1,
+		compactRev:  1,
+		objects:     make(map[K]*entry[K, T]),
+		watchers:    make(map[*watcher[K, T]]struct{}),
 	}
 	s.hist.max = opts.HistorySize
 	return s, nil

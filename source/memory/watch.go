@@ -19,6 +19,10 @@ type watcher[K comparable, T any] struct {
 	s      *Store[K, T]
 	stream *informer.WatchStream[T]
 	pred   func(T) bool // nil: every object
+	// caughtUp is the store's revision when a watch asked for
+	// NotifyCaughtUp opened, -1 for other watches or once the marker is
+	// sent. Owned by the watcher's goroutine once it runs.
+	caughtUp int64
 	// brk and bookmark are guarded by s.mu: a requested Error event and a
 	// requested bookmark.
 	brk      error
@@ -36,6 +40,14 @@ type watcher[K comparable, T any] struct {
 // object of the current state, in key order, all with the current version V
 // (opts.Version, if set, must not be newer than V), then a Bookmark with
 // InitialEventsEnd at V, then the changes after V.
+//
+// With opts.NotifyCaughtUp (and without SendInitialEvents), once the watch
+// has delivered the changes up to the store's version when Watch was called
+// (replayed from the history), it sends a Bookmark with InitialEventsEnd
+// at the version of the last change it has read, then goes on; at once when
+// nothing changed since opts.Version. A version that has left the history
+// gives ErrExpired as for any watch. (A streaming list ignores
+// NotifyCaughtUp: its InitialEventsEnd bookmark marks the same moment.)
 //
 // The stream ends, and its channel is closed, when ctx is done, on Stop,
 // after opts.Timeout (a normal end), after an Error event (the watcher fell
@@ -83,7 +95,7 @@ func (s *Store[K, T]) watch(ctx context.Context, opts informer.WatchOptions, pre
 		initial, start = snap, cur
 	}
 
-	w := &watcher[K, T]{s: s, pred: pred}
+	w := &watcher[K, T]{s: s, pred: pred, caughtUp: -1}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -92,6 +104,9 @@ func (s *Store[K, T]) watch(ctx context.Context, opts informer.WatchOptions, pre
 	if err := s.checkReadableLocked(start); err != nil {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("memory: watch: %w", err)
+	}
+	if opts.NotifyCaughtUp && !opts.SendInitialEvents {
+		w.caughtUp = s.rev
 	}
 	w.stream = informer.NewWatchStream[T](ctx, s.opts.WatchBuffer)
 	s.watchers[w] = struct{}{}
@@ -137,8 +152,20 @@ func (w *watcher[K, T]) run(cursor int64, initial *snapshot[T], timeout time.Dur
 	bookmark := func() bool {
 		return w.send(informer.Event[T]{Type: informer.EventBookmark, Version: formatVersion(cursor)})
 	}
+	// caughtUp sends the NotifyCaughtUp marker once cursor has reached the
+	// revision it waits for; false when the stream is stopped.
+	caughtUp := func() bool {
+		if w.caughtUp < 0 || cursor < w.caughtUp {
+			return true
+		}
+		w.caughtUp = -1
+		return w.send(informer.Event[T]{Type: informer.EventBookmark, Version: formatVersion(cursor), InitialEventsEnd: true})
+	}
 	var batch []record[K, T]
 	for {
+		if !caughtUp() {
+			return
+		}
 		var notify <-chan struct{}
 		var err error
 		var wantBookmark bool
@@ -168,6 +195,9 @@ func (w *watcher[K, T]) run(cursor int64, initial *snapshot[T], timeout time.Dur
 			r := &batch[i]
 			cursor = r.rev
 			if ev, ok := w.transform(r); ok && !w.send(ev) {
+				return
+			}
+			if !caughtUp() {
 				return
 			}
 		}

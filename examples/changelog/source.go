@@ -109,7 +109,10 @@ func (l *Log) listVersionLocked(opts informer.ListOptions) (v int64, offset int,
 // done, on Stop, after opts.Timeout, or after an Error event wrapping
 // [informer.ErrExpired] when the watcher falls behind a compaction.
 // [Log.RequestProgress] makes it send a Bookmark at the version it has
-// delivered.
+// delivered. With opts.NotifyCaughtUp, once it has delivered the changes up
+// to the log's version when Watch was called, it sends a Bookmark with
+// InitialEventsEnd at that version (at once when nothing changed since
+// opts.Version), which a warm-restarted informer waits for.
 //
 // Possible errors: [informer.ErrExpired] (opts.Version is compacted),
 // [informer.ErrVersionTooLarge] (newer than the log),
@@ -137,10 +140,14 @@ func (l *Log) Watch(ctx context.Context, opts informer.WatchOptions) (informer.W
 		l.mu.Unlock()
 		return nil, fmt.Errorf("changelog: watch from %d, compacted at %d: %w", from, l.compacted, informer.ErrExpired)
 	}
+	caughtUp := int64(-1) // the version after which to send the caught-up marker
+	if opts.NotifyCaughtUp {
+		caughtUp = l.rev
+	}
 	l.progress[progress] = struct{}{}
 	l.mu.Unlock()
 	w := informer.NewWatchStream[Entry](ctx, 16)
-	go l.run(w, from, progress, opts.Timeout)
+	go l.run(w, from, progress, opts.Timeout, caughtUp)
 	return w, nil
 }
 
@@ -148,8 +155,9 @@ func (l *Log) Watch(ctx context.Context, opts informer.WatchOptions) (informer.W
 const watchBatch = 256
 
 // run is a watch's goroutine: it sends the changes after cursor as they
-// come, until the stream is stopped.
-func (l *Log) run(w *informer.WatchStream[Entry], cursor int64, progress chan struct{}, timeout time.Duration) {
+// come, until the stream is stopped, and the caught-up marker once cursor
+// reaches caughtUp (if not negative).
+func (l *Log) run(w *informer.WatchStream[Entry], cursor int64, progress chan struct{}, timeout time.Duration, caughtUp int64) {
 	defer w.Close()
 	defer func() {
 		l.mu.Lock()
@@ -162,7 +170,19 @@ func (l *Log) run(w *informer.WatchStream[Entry], cursor int64, progress chan st
 		defer t.Stop()
 		timeoutC = t.C
 	}
+	// marker sends the caught-up marker when it is due; false when the
+	// stream is stopped.
+	marker := func() bool {
+		if caughtUp < 0 || cursor < caughtUp {
+			return true
+		}
+		caughtUp = -1
+		return w.Send(informer.Event[Entry]{Type: informer.EventBookmark, Version: format(cursor), InitialEventsEnd: true})
+	}
 	for {
+		if !marker() {
+			return
+		}
 		l.mu.Lock()
 		if cursor < l.compacted {
 			err := fmt.Errorf("changelog: watcher at %d fell behind the compaction at %d: %w", cursor, l.compacted, informer.ErrExpired)
@@ -180,6 +200,9 @@ func (l *Log) run(w *informer.WatchStream[Entry], cursor int64, progress chan st
 				return
 			}
 			cursor = c.rev
+			if !marker() {
+				return
+			}
 		}
 		if len(batch) > 0 {
 			wake = nil // more may follow: wait for nothing, but see a stop

@@ -27,7 +27,8 @@ func checkBookmarks[T any](k *kit[T]) {
 			k.t.Fatalf("%s: round %d: expected a Bookmark after Harness.Bookmark; got %s", s.desc, round, s.describe(ev, ok))
 		}
 		if ev.InitialEventsEnd {
-			k.t.Fatalf("%s: %s on a plain watch; InitialEventsEnd belongs to streaming lists only", s.desc, k.describeEvent(ev))
+			k.t.Fatalf("%s: %s on a plain watch; InitialEventsEnd belongs to streaming lists and to watches asked for "+
+				"NotifyCaughtUp only", s.desc, k.describeEvent(ev))
 		}
 		if c := k.h.CompareVersions; c != nil {
 			if c(ev.Version, vc) < 0 {

@@ -2,8 +2,10 @@
 // implementations: [Run] checks a source against the contract in
 // informer/source.go (versions, pagination, future, malformed and compacted
 // versions, watch ordering, watchers behind a compaction, bookmarks,
-// cancellation, Stop, streaming lists, timeouts), through a [Harness] that
-// lets the kit write to the collection behind the source.
+// cancellation, Stop, streaming lists, timeouts, watches that notify when
+// they have caught up, and the snapshot codec and identity of an
+// [informer.SnapshotSource]), through a [Harness] that lets the kit write to
+// the collection behind the source.
 //
 // A source's own tests call it:
 //
@@ -104,6 +106,22 @@ type Harness[T any] struct {
 	// without an error, and follows the changes on a watch from that
 	// version. Zero: the changes follow on the same stream.
 	StreamingListEndsAtMarker bool
+	// DisableNotifyCaughtUp says the source answers
+	// [informer.WatchOptions.NotifyCaughtUp] with errors.ErrUnsupported
+	// (returned by Watch); the kit checks that it does, and skips the other
+	// checks of caught-up watches. Zero: the kit checks that such a watch
+	// delivers the changes after its version, then one Bookmark with
+	// InitialEventsEnd, then the later changes; it waits twice WaitTimeout
+	// for that bookmark.
+	DisableNotifyCaughtUp bool
+
+	// Equal reports whether two objects are the same state, for the check
+	// of the snapshot codec of a source that implements
+	// [informer.SnapshotSource] (an object decoded from its encoding must
+	// equal the one encoded). Optional: zero is reflect.DeepEqual; give one
+	// when a round trip may change the representation but not the state
+	// (a time.Time's location, a nil slice that comes back empty).
+	Equal func(a, b T) bool
 
 	// WaitTimeout bounds every wait of the kit for an event, a page or a
 	// closed stream. Zero: 10s.

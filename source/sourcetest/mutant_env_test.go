@@ -3,6 +3,7 @@ package sourcetest_test
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"sync"
@@ -28,7 +29,10 @@ type env struct {
 // newEnv returns an env whose harness uses every optional part of the kit.
 func newEnv(t *testing.T) *env {
 	e := &env{}
-	s, err := memory.New(memory.Options[string, item]{KeyFunc: func(i item) (string, error) { return i.name, nil }})
+	s, err := memory.New(memory.Options[string, item]{
+		KeyFunc: func(i item) (string, error) { return i.name, nil },
+		Codec:   itemCodec{},
+	})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	e.s = s
@@ -317,3 +321,67 @@ type panickyStop struct {
 }
 
 func (w *panickyStop) Stop() { close(w.stopped); w.Watcher.Stop() }
+
+// itemCodec is the snapshot codec of items (encoding/json sees none of
+// their fields): the generation as a uvarint, then the name.
+type itemCodec struct{}
+
+func (itemCodec) Format() string { return "sourcetest.item/1" }
+
+func (itemCodec) AppendEncode(dst []byte, i item) ([]byte, error) {
+	return append(binary.AppendUvarint(dst, uint64(i.gen)), i.name...), nil
+}
+
+func (itemCodec) Decode(data []byte) (item, error) {
+	gen, n := binary.Uvarint(data)
+	if n <= 0 {
+		return item{}, errors.New("itemCodec: bad generation")
+	}
+	return item{name: string(data[n:]), gen: int(gen)}, nil
+}
+
+// snapshotSource is the store with a snapshot codec and identity of a
+// mutation's choosing.
+type snapshotSource struct {
+	*memory.Store[string, item]
+	codec    informer.Codec[item]
+	identity func() string
+}
+
+func (s snapshotSource) SnapshotIdentity(context.Context) (string, error) { return s.identity(), nil }
+func (s snapshotSource) SnapshotCodec() informer.Codec[item]              { return s.codec }
+
+// snapshotWith makes the harness's source the store with codec and
+// identity (nil: the store's).
+func (e *env) snapshotWith(codec informer.Codec[item], identity func() string) {
+	if codec == nil {
+		codec = e.s.SnapshotCodec()
+	}
+	if identity == nil {
+		identity = func() string { id, _ := e.s.SnapshotIdentity(context.Background()); return id }
+	}
+	e.h.Source = snapshotSource{Store: e.s, codec: codec, identity: identity}
+}
+
+// codecFuncs is a codec of items made of functions; nil ones are
+// itemCodec's.
+type codecFuncs struct {
+	encode func(dst []byte, i item) ([]byte, error)
+	decode func(data []byte) (item, error)
+}
+
+func (codecFuncs) Format() string { return "sourcetest.item/mutated" }
+
+func (c codecFuncs) AppendEncode(dst []byte, i item) ([]byte, error) {
+	if c.encode == nil {
+		return itemCodec{}.AppendEncode(dst, i)
+	}
+	return c.encode(dst, i)
+}
+
+func (c codecFuncs) Decode(data []byte) (item, error) {
+	if c.decode == nil {
+		return itemCodec{}.Decode(data)
+	}
+	return c.decode(data)
+}

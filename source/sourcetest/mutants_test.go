@@ -3,6 +3,7 @@ package sourcetest_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,12 +14,17 @@ import (
 	"github.com/ginformer/ginformer/source/sourcetest"
 )
 
-// mutations are broken variants of the memory source, each with the check
-// that must catch it and a part of the message it must give.
-var mutations = []struct {
+// mutation is a broken variant of the memory source, with the check that
+// must catch it and a part of the message it must give.
+type mutation struct {
 	name, check, msg string
 	mutate           func(e *env)
-}{
+}
+
+// mutations are the broken variants of the memory source the checks of
+// lists, watches, bookmarks and streaming lists must catch (those of
+// caught-up watches and snapshots are in mutants_warm_test.go).
+var mutations = []mutation{
 	{"drops a change", "WatchFromList", "expected Deleted b gen 1", func(e *env) {
 		e.perWatch(func() func(informer.Event[item]) []informer.Event[item] {
 			n := 0
@@ -237,7 +243,7 @@ var mutations = []struct {
 // against the check that must catch it, and expects that check to fail
 // with a message naming the fault.
 func TestMutationsFailTheirCheck(t *testing.T) {
-	for _, m := range mutations {
+	for _, m := range slices.Concat(mutations, warmMutations) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -264,13 +270,17 @@ func TestUnmutatedPassesEveryCheck(t *testing.T) {
 	}
 }
 
-// legalVariants behave differently from the memory source in ways the
-// contract allows; each must pass the listed checks.
-var legalVariants = []struct {
+// legalVariant behaves differently from the memory source in a way the
+// contract allows; it must pass the listed checks.
+type legalVariant struct {
 	name   string
 	checks []string
 	mutate func(e *env)
-}{
+}
+
+// legalVariants are the legal variants of lists, watches and bookmarks
+// (those of caught-up watches are in mutants_warm_test.go).
+var legalVariants = []legalVariant{
 	{"ErrExpired as the first event instead of from Watch", []string{"Expired", "WatchFromList", "WatchReplay"}, func(e *env) {
 		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
 			w, err := e.s.Watch(ctx, o)
@@ -331,7 +341,7 @@ var legalVariants = []struct {
 }
 
 func TestLegalVariantsPass(t *testing.T) {
-	for _, v := range legalVariants {
+	for _, v := range slices.Concat(legalVariants, warmLegalVariants) {
 		for _, check := range v.checks {
 			t.Run(v.name+"/"+check, func(t *testing.T) {
 				t.Parallel()

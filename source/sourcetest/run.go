@@ -41,6 +41,10 @@ func checks[T any]() []check[T] {
 		{"StreamingList", checkStreamingList[T]},
 		{"StreamingListOrder", checkStreamingListOrder[T]},
 		{"WatchTimeout", checkWatchTimeout[T]},
+		{"CaughtUp", checkCaughtUp[T]},
+		{"CaughtUpIdle", checkCaughtUpIdle[T]},
+		{"CaughtUpExpired", checkCaughtUpExpired[T]},
+		{"SnapshotSource", checkSnapshotSource[T]},
 	}
 }
 

@@ -48,6 +48,9 @@ func describeWatch(o informer.WatchOptions) string {
 	if o.SendInitialEvents {
 		s = fmt.Sprintf("streaming list from %q", o.Version)
 	}
+	if o.NotifyCaughtUp {
+		s += " with NotifyCaughtUp"
+	}
 	if o.Timeout > 0 {
 		s += fmt.Sprintf(" timeout %v", o.Timeout)
 	}
@@ -86,7 +89,13 @@ func safeStop[T any](w informer.Watcher[T]) (panicked any) {
 // timeout, saying what was awaited.
 func (s *stream[T]) recv(awaiting string) (informer.Event[T], bool) {
 	s.k.t.Helper()
-	timer := time.NewTimer(s.k.h.wait())
+	return s.recvWithin(awaiting, s.k.h.wait())
+}
+
+// recvWithin is recv with a wait of d.
+func (s *stream[T]) recvWithin(awaiting string, d time.Duration) (informer.Event[T], bool) {
+	s.k.t.Helper()
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case ev, ok := <-s.w.Events():
@@ -96,7 +105,7 @@ func (s *stream[T]) recv(awaiting string) (informer.Event[T], bool) {
 		if s.lastDesc != "" {
 			after = " (the last event was " + s.lastDesc + ")"
 		}
-		s.k.t.Fatalf("%s: expected %s within %v; got nothing%s", s.desc, awaiting, s.k.h.wait(), after)
+		s.k.t.Fatalf("%s: expected %s within %v; got nothing%s", s.desc, awaiting, d, after)
 		return informer.Event[T]{}, false
 	}
 }

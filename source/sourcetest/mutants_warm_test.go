@@ -1,0 +1,189 @@
+package sourcetest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// The broken and legal variants of what warm restarts ask of a source:
+// watches that notify when they have caught up (CaughtUp, CaughtUpIdle,
+// CaughtUpExpired) and the snapshot codec and identity (SnapshotSource).
+
+type events = []informer.Event[item]
+
+func isMarker(ev informer.Event[item]) bool {
+	return ev.Type == informer.EventBookmark && ev.InitialEventsEnd
+}
+
+// onCaughtUp makes each watch asked for NotifyCaughtUp pass its events
+// through a function made for the watch by newFn; other watches are the
+// store's.
+func (e *env) onCaughtUp(newFn func(o informer.WatchOptions) func(informer.Event[item]) events) {
+	e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+		w, err := e.s.Watch(ctx, o)
+		if err != nil || !o.NotifyCaughtUp {
+			return w, err
+		}
+		return rewatch(ctx, w, newFn(o)), nil
+	})
+}
+
+var warmMutations = []mutation{
+	{"ignores NotifyCaughtUp", "CaughtUpIdle", "expected a Bookmark with InitialEventsEnd", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			o.NotifyCaughtUp = false
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"caught-up marker at the head, ahead of the replayed changes", "CaughtUp", "arrived before", func(e *env) {
+		e.onCaughtUp(func(informer.WatchOptions) func(informer.Event[item]) events {
+			head, first := e.head(), true
+			return func(ev informer.Event[item]) events {
+				if isMarker(ev) {
+					return nil
+				}
+				if first {
+					first = false
+					return events{{Type: informer.EventBookmark, Version: head, InitialEventsEnd: true}, ev}
+				}
+				return events{ev}
+			}
+		})
+	}},
+	{"caught-up marker at the watch's version", "CaughtUp", "older than", func(e *env) {
+		e.onCaughtUp(func(o informer.WatchOptions) func(informer.Event[item]) events {
+			return func(ev informer.Event[item]) events {
+				if isMarker(ev) {
+					ev.Version = o.Version
+				}
+				return events{ev}
+			}
+		})
+	}},
+	{"caught-up marker sent twice", "CaughtUp", "a second Bookmark with InitialEventsEnd", func(e *env) {
+		e.onCaughtUp(func(informer.WatchOptions) func(informer.Event[item]) events {
+			return func(ev informer.Event[item]) events {
+				if isMarker(ev) {
+					return events{ev, ev}
+				}
+				return events{ev}
+			}
+		})
+	}},
+	{"every bookmark of a caught-up watch is a marker", "CaughtUp", "sends the caught-up marker once", func(e *env) {
+		e.onCaughtUp(func(informer.WatchOptions) func(informer.Event[item]) events {
+			return func(ev informer.Event[item]) events {
+				if ev.Type == informer.EventBookmark {
+					ev.InitialEventsEnd = true
+				}
+				return events{ev}
+			}
+		})
+	}},
+	{"NotifyCaughtUp served though declared unsupported", "CaughtUp", "errors.ErrUnsupported", func(e *env) {
+		e.h.DisableNotifyCaughtUp = true
+	}},
+	{"NotifyCaughtUp refused with another error", "CaughtUp", "does not wrap errors.ErrUnsupported", func(e *env) {
+		e.h.DisableNotifyCaughtUp = true
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if o.NotifyCaughtUp {
+				return nil, fmt.Errorf("no caught-up marker: %w", informer.ErrInvalidOptions)
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"caught-up watch from a compacted version starts at the oldest", "CaughtUpExpired", "ErrExpired", func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			w, err := e.s.Watch(ctx, o)
+			if errors.Is(err, informer.ErrExpired) && o.NotifyCaughtUp {
+				o.Version = e.lastCompacted()
+				return e.s.Watch(ctx, o)
+			}
+			return w, err
+		})
+	}},
+	{"Decode retains its input", "SnapshotSource", "retains its input", func(e *env) {
+		e.snapshotWith(codecFuncs{decode: func(data []byte) (item, error) {
+			i, err := itemCodec{}.Decode(data)
+			if err == nil && len(i.name) > 0 {
+				i.name = unsafe.String(&data[len(data)-len(i.name)], len(i.name)) // aliases data
+			}
+			return i, err
+		}}, nil)
+	}},
+	{"the codec loses the generation", "SnapshotSource", "must round-trip every object", func(e *env) {
+		e.snapshotWith(codecFuncs{encode: func(dst []byte, i item) ([]byte, error) {
+			i.gen = 1
+			return itemCodec{}.AppendEncode(dst, i)
+		}}, nil)
+	}},
+	{"AppendEncode overwrites dst", "SnapshotSource", "it appends to dst", func(e *env) {
+		e.snapshotWith(codecFuncs{encode: func(dst []byte, i item) ([]byte, error) {
+			return itemCodec{}.AppendEncode(dst[:0], i)
+		}}, nil)
+	}},
+	{"an identity of its own at every call", "SnapshotSource", "stable across calls", func(e *env) {
+		n := 0
+		e.snapshotWith(nil, func() string { n++; return fmt.Sprint("call ", n) })
+	}},
+	{"an identity that follows the writes", "SnapshotSource", "before the kit's writes", func(e *env) {
+		e.snapshotWith(nil, func() string { return "memory at " + e.head() })
+	}},
+	{"an empty identity", "SnapshotSource", `returned ""`, func(e *env) {
+		e.snapshotWith(nil, func() string { return "" })
+	}},
+}
+
+var warmLegalVariants = []legalVariant{
+	{"plain bookmarks around the caught-up marker", []string{"CaughtUp", "CaughtUpIdle", "CaughtUpExpired"}, func(e *env) {
+		e.onCaughtUp(func(o informer.WatchOptions) func(informer.Event[item]) events {
+			first := true
+			return func(ev informer.Event[item]) events {
+				out := events{ev}
+				if isMarker(ev) {
+					out = append(out, informer.Event[item]{Type: informer.EventBookmark, Version: ev.Version})
+				}
+				if first {
+					first = false
+					out = append(events{{Type: informer.EventBookmark, Version: o.Version}}, out...)
+				}
+				return out
+			}
+		})
+	}},
+	{"NotifyCaughtUp unsupported, and declared so", []string{"CaughtUp"}, func(e *env) {
+		e.h.DisableNotifyCaughtUp = true
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if o.NotifyCaughtUp {
+				return nil, fmt.Errorf("no caught-up marker: %w", errors.ErrUnsupported)
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"a caught-up marker past the collection's last change", []string{"CaughtUp", "CaughtUpIdle"}, func(e *env) {
+		// A view of the store without the objects named "_...": a watch
+		// asked for NotifyCaughtUp first writes one of those, as other
+		// prefixes of an etcd store advance the revision its marker carries.
+		view := e.s.Filtered(func(i item) bool { return !strings.HasPrefix(i.name, "_") })
+		e.h.Source = informer.SourceFuncs[item]{ListFunc: view.List, StreamingList: true,
+			WatchFunc: func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+				if o.NotifyCaughtUp {
+					cur, _, _ := e.s.Get("_other")
+					if _, err := e.s.Put(item{name: "_other", gen: cur.gen + 1}); err != nil {
+						return nil, err
+					}
+				}
+				return view.Watch(ctx, o)
+			}}
+	}},
+	{"a snapshot codec that copies more than it must", []string{"SnapshotSource"}, func(e *env) {
+		e.snapshotWith(codecFuncs{decode: func(data []byte) (item, error) {
+			return itemCodec{}.Decode(append([]byte(nil), data...))
+		}}, nil)
+	}},
+}

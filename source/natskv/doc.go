@@ -119,10 +119,22 @@
 // snapshot (as List reads it) as Added events, a Bookmark with
 // InitialEventsEnd at its revision, and then the changes after it, like a
 // watch from that revision; a version asks for a snapshot not older than
-// it. Watches have no other bookmarks: every revision of the stream is a
-// change of the bucket, so the version of the last event is always the
-// newest the watch has reached. [informer.WatchOptions.Timeout] ends a
-// watch normally.
+// it. A watch asked for [informer.WatchOptions.NotifyCaughtUp] sends a
+// Bookmark with InitialEventsEnd once it has delivered the stream's last
+// revision as of its start (see [Source.Watch]). Watches have no other
+// bookmarks: every revision of the stream is a change of the bucket, so the
+// version of the last event is always the newest the watch has reached.
+// [informer.WatchOptions.Timeout] ends a watch normally.
+//
+// # Snapshots
+//
+// The source is an [informer.SnapshotSource], so an informer over it can
+// keep its cache on disk and restart warm ([informer.SnapshotOptions]): it
+// watches from the snapshot's revision instead of listing the bucket. The
+// snapshot's identity includes the stream's creation time: a bucket deleted
+// and created again (its revisions start again at 1) refuses the snapshots
+// taken of the old one. See [Source.SnapshotIdentity] and
+// [Source.SnapshotCodec].
 //
 // Events pass to the consumer through a bounded buffer
 // ([Options.WatchBuffer], 100 by default): a slow consumer stops the source

@@ -135,5 +135,13 @@ func harness(src *natskv.Source[obj], w writer) sourcetest.Harness[*natskv.Objec
 		},
 		CompareVersions:  compareVersions,
 		DisableReadExact: true,
+		Equal:            sameObject,
 	}
+}
+
+// sameObject compares two objects field by field, the times as instants
+// (a snapshot's Created comes back in the local time zone).
+func sameObject(a, b *natskv.Object[obj]) bool {
+	return a.Key == b.Key && a.Value == b.Value && a.Revision == b.Revision && a.Created.Equal(b.Created) &&
+		a.ValueUnknown == b.ValueUnknown
 }

@@ -30,6 +30,7 @@ type Source[T any] struct {
 	opts    Options[T]
 	log     logr.Logger
 	limiter lograte.Limiter
+	api     string // the JetStream API prefix, with its trailing dot
 	stream  string // KV_<bucket>
 	prefix  string // $KV.<bucket>.
 	direct  string // the direct get subject of the stream
@@ -63,6 +64,7 @@ func New[T any](opts Options[T]) (*Source[T], error) {
 	s := &Source[T]{
 		opts:      opts,
 		log:       opts.Logger.WithValues("bucket", opts.Bucket),
+		api:       api,
 		stream:    "KV_" + opts.Bucket,
 		prefix:    "$KV." + opts.Bucket + ".",
 		continues: make(map[string]*continued[T]),

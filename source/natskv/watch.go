@@ -18,6 +18,17 @@ import (
 // InitialEventsEnd. See the package doc (Watches) for how messages become
 // events, and for when a watch ends with ErrExpired.
 //
+// With opts.NotifyCaughtUp (and without SendInitialEvents), once the watch
+// has delivered the message at the stream's last revision when Watch was
+// called, it sends a Bookmark with InitialEventsEnd at that revision, then
+// goes on; at once when nothing was written after opts.Version. If the
+// messages up to that revision are removed before the watch delivers them
+// (a purge of deleted keys, max age, a message deleted from the stream)
+// and nothing follows them, the watch cannot tell what they changed: it
+// ends with ErrExpired (at once when they were gone before the watch
+// started, else after 2 s without a message). A streaming list ignores
+// NotifyCaughtUp: its InitialEventsEnd bookmark marks the same moment.
+//
 // Possible errors: [informer.ErrInvalidOptions] (a bad or missing
 // version); [informer.ErrVersionTooLarge] (a version newer than the
 // stream's last revision); [informer.ErrExpired] (a version older than the
@@ -62,6 +73,9 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 			return nil, err
 		}
 		start, w.noLookup = v, !b.direct
+		if opts.NotifyCaughtUp {
+			w.caughtUp, w.target = true, b.last
+		}
 	}
 	cons, err := s.opts.JetStream.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.prefix + ">"},
@@ -70,6 +84,10 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 	})
 	if err != nil {
 		return nil, classify(ctx, "watch: create consumer", err)
+	}
+	if info := cons.CachedInfo(); w.caughtUp && start < w.target && info != nil && info.NumPending == 0 {
+		s.deleteConsumer(cons)
+		return nil, fmt.Errorf("natskv source: revisions %d to %d were removed from the stream before the watch started: %w", start+1, w.target, informer.ErrExpired)
 	}
 	it, err := cons.Messages()
 	if err != nil {
@@ -88,7 +106,7 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 		defer w.cancel()
 		defer close(w.ch)
 		defer it.Stop()
-		w.run(wctx, it, start)
+		w.run(wctx, cons, it, start)
 	})
 	return w, nil
 }
@@ -105,6 +123,8 @@ type watcher[T any] struct {
 	known    map[string]keyState[T] // the state of each key the watch has seen
 	complete bool                   // known holds every key present (a streaming list's)
 	noLookup bool                   // the stream allows no direct gets: previous values are unknown
+	caughtUp bool                   // the NotifyCaughtUp marker is due, once target is delivered
+	target   uint64                 // the stream's last revision when Watch was called
 }
 
 // Events returns the stream; it is closed when the watch ends.
@@ -130,8 +150,9 @@ func (w *watcher[T]) fail(ctx context.Context, err error) {
 	}
 }
 
-// run delivers the initial events, if any, then the messages after start.
-func (w *watcher[T]) run(ctx context.Context, it jetstream.MessagesContext, start uint64) {
+// run delivers the initial events, if any, then the messages after start
+// (and the caught-up marker, when asked for).
+func (w *watcher[T]) run(ctx context.Context, cons jetstream.Consumer, it jetstream.MessagesContext, start uint64) {
 	for _, o := range w.initial {
 		if !w.send(ctx, informer.Event[*Object[T]]{Type: informer.EventAdded, Object: o, Version: formatRev(o.Revision)}) {
 			return
@@ -144,13 +165,16 @@ func (w *watcher[T]) run(ctx context.Context, it jetstream.MessagesContext, star
 		}
 	}
 	next := start + 1
+	if !w.markCaughtUp(ctx, start) {
+		return
+	}
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		m, err := w.next(ctx, cons, it)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return
 			}
-			w.fail(ctx, classify(ctx, "watch", err))
+			w.fail(ctx, err)
 			return
 		}
 		e, err := w.s.entryOf(m)
@@ -171,8 +195,55 @@ func (w *watcher[T]) run(ctx context.Context, it jetstream.MessagesContext, star
 			w.fail(ctx, err)
 			return
 		}
-		if !w.send(ctx, ev) {
+		if !w.send(ctx, ev) || !w.markCaughtUp(ctx, e.seq) {
 			return
+		}
+	}
+}
+
+// markCaughtUp sends the NotifyCaughtUp marker at revision rev, the last
+// delivered, if it is due and rev has reached the target. It returns false
+// when the watch ends first.
+func (w *watcher[T]) markCaughtUp(ctx context.Context, rev uint64) bool {
+	if !w.caughtUp || rev < w.target {
+		return true
+	}
+	w.caughtUp = false
+	return w.send(ctx, informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(rev), InitialEventsEnd: true})
+}
+
+// next returns the next message of the consumer. While the caught-up
+// marker is due, it asks the server, after listIdle without a message,
+// whether the consumer still has messages pending: if not, the revisions up
+// to the target were removed before delivery, and the watch cannot tell
+// what they changed: ErrExpired. (Messages the client holds are delivered
+// long before listIdle passes.)
+//
+// Possible errors: the client's, classified; ErrExpired.
+func (w *watcher[T]) next(ctx context.Context, cons jetstream.Consumer, it jetstream.MessagesContext) (jetstream.Msg, error) {
+	if !w.caughtUp {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return nil, classify(ctx, "watch", err)
+		}
+		return m, nil
+	}
+	for {
+		nctx, cancel := context.WithTimeout(ctx, listIdle)
+		m, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
+		switch {
+		case err == nil:
+			return m, nil
+		case ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded):
+			return nil, classify(ctx, "watch", err)
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return nil, classify(ctx, "watch: consumer info", err)
+		}
+		if info.NumPending == 0 {
+			return nil, fmt.Errorf("natskv source: the revisions up to %d were removed from the stream before the watch delivered them: %w", w.target, informer.ErrExpired)
 		}
 	}
 }

@@ -1,0 +1,178 @@
+package natskv
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// objectCodec is the snapshot codec of the source's objects
+// ([informer.Codec]). An object is encoded as
+//
+//	flags     1 byte: 1 ValueUnknown, 2 Created is the zero time
+//	revision  uvarint
+//	created   varint, Unix nanoseconds (absent with flag 2)
+//	key       uvarint length, bytes
+//	value     uvarint length, bytes of the value codec's Encode (absent with flag 1)
+//
+// It keeps no state of its own: safe for concurrent use as long as the
+// value codec is (the source requires it).
+type objectCodec[T any] struct {
+	values Codec[T]
+	// copyValue is set when the value codec's Decode may retain its input
+	// (a natskv Codec may), which a snapshot's buffer must not be.
+	copyValue bool
+}
+
+// newObjectCodec returns the codec of objects whose values values encodes.
+func newObjectCodec[T any](values Codec[T]) objectCodec[T] {
+	_, json := values.(JSONCodec[T]) // encoding/json copies what it keeps
+	return objectCodec[T]{values: values, copyValue: !json}
+}
+
+// The flags of an encoded object.
+const (
+	flagValueUnknown = 1 << iota
+	flagNoCreated
+	flagsKnown = flagValueUnknown | flagNoCreated
+)
+
+// errMalformed is wrapped by Decode's errors.
+var errMalformed = errors.New("natskv source: malformed snapshot encoding of an object")
+
+// Format names the layout's version and the value codec's type.
+func (c objectCodec[T]) Format() string {
+	return fmt.Sprintf("natskv.Object/1 value=%T", c.values)
+}
+
+// AppendEncode appends the encoding of o to dst.
+//
+// Possible errors: the value codec's (wrapped); a nil object.
+func (c objectCodec[T]) AppendEncode(dst []byte, o *Object[T]) ([]byte, error) {
+	if o == nil {
+		return dst, errors.New("natskv source: snapshot encoding of a nil object")
+	}
+	var flags byte
+	if o.ValueUnknown {
+		flags |= flagValueUnknown
+	}
+	if o.Created.IsZero() {
+		flags |= flagNoCreated
+	}
+	var value []byte
+	if !o.ValueUnknown {
+		var err error
+		if value, err = c.values.Encode(o.Value); err != nil {
+			return dst, fmt.Errorf("natskv source: snapshot encoding of the value of %q: %w", o.Key, err)
+		}
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendUvarint(dst, o.Revision)
+	if flags&flagNoCreated == 0 {
+		dst = binary.AppendVarint(dst, o.Created.UnixNano())
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(o.Key)))
+	dst = append(dst, o.Key...)
+	if !o.ValueUnknown {
+		dst = binary.AppendUvarint(dst, uint64(len(value)))
+		dst = append(dst, value...)
+	}
+	return dst, nil
+}
+
+// Decode returns the object encoded in data, which it does not retain
+// (the value's bytes are copied before the value codec sees them, unless
+// it is [JSONCodec]). Created comes back in the local time zone.
+//
+// Possible errors: an error wrapping errMalformed (truncated, trailing or
+// unknown bytes); the value codec's (wrapped).
+func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
+	r := reader{data: data}
+	flags := r.byte()
+	o := &Object[T]{Revision: r.uvarint(), ValueUnknown: flags&flagValueUnknown != 0}
+	if flags&flagNoCreated == 0 {
+		o.Created = time.Unix(0, r.varint())
+	}
+	o.Key = string(r.bytes())
+	var value []byte
+	if !o.ValueUnknown {
+		value = r.bytes()
+	}
+	switch {
+	case r.err != nil:
+		return nil, fmt.Errorf("%w: %w", errMalformed, r.err)
+	case flags&^flagsKnown != 0:
+		return nil, fmt.Errorf("%w: unknown flags %#x", errMalformed, flags)
+	case len(r.data) > 0:
+		return nil, fmt.Errorf("%w: %d bytes after the object", errMalformed, len(r.data))
+	case o.ValueUnknown:
+		return o, nil
+	}
+	if c.copyValue {
+		value = append([]byte(nil), value...)
+	}
+	v, err := c.values.Decode(value)
+	if err != nil {
+		return nil, fmt.Errorf("natskv source: snapshot: the value of %q: %w", o.Key, err)
+	}
+	o.Value = v
+	return o, nil
+}
+
+// reader reads the fields of an encoded object; the first failure sticks
+// in err, and later reads return zeros.
+type reader struct {
+	data []byte
+	err  error
+}
+
+var errTruncated = errors.New("truncated")
+
+func (r *reader) byte() byte {
+	if r.err != nil || len(r.data) == 0 {
+		r.err = errTruncated
+		return 0
+	}
+	b := r.data[0]
+	r.data = r.data[1:]
+	return b
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.data)
+	if n <= 0 {
+		r.err = errTruncated
+		return 0
+	}
+	r.data = r.data[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.data)
+	if n <= 0 {
+		r.err = errTruncated
+		return 0
+	}
+	r.data = r.data[n:]
+	return v
+}
+
+// bytes reads a length and that many bytes (aliasing data).
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.data)) {
+		r.err = errTruncated
+		return nil
+	}
+	b := r.data[:n]
+	r.data = r.data[n:]
+	return b
+}

@@ -86,27 +86,25 @@ func TestNotifyCaughtUpAfterChanges(t *testing.T) {
 	}
 
 	// While the informer is "down".
-	var last string
 	for i := range 50 {
 		name := fmt.Sprintf("k%03d", i)
 		switch i % 3 {
 		case 0:
-			last, err = w.update(ctx, name)
+			_, err = w.update(ctx, name)
 		case 1:
-			last, err = w.del(ctx, name)
+			_, err = w.del(ctx, name)
 		default:
-			last, err = w.put(ctx, obj{Name: fmt.Sprintf("n%03d", i), Gen: 1})
+			_, err = w.put(ctx, obj{Name: fmt.Sprintf("n%03d", i), Gen: 1})
 		}
 		require.NoError(t, err)
 	}
 	w.seed(t, 300, "t%03d", 2) // transactions of 100 puts: many events per revision
 	ops := []clientv3.Op{clientv3.OpDelete(w.key("t"), clientv3.WithPrefix())}
-	resp, err := w.c.Txn(ctx).Then(ops...).Commit()
+	_, err = w.c.Txn(ctx).Then(ops...).Commit()
 	require.NoError(t, err)
-	last = strconv.FormatInt(resp.Header.Revision, 10)
 	_, err = w.update(ctx, "k000")
 	require.NoError(t, err)
-	last, err = w.del(ctx, "k000")
+	last, err := w.del(ctx, "k000") // the last write
 	require.NoError(t, err)
 
 	watch, err := src.Watch(ctx, informer.WatchOptions{Version: page.Version, NotifyCaughtUp: true})

@@ -1,6 +1,8 @@
 package sourcetest
 
 import (
+	"errors"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/ginformer/ginformer/informer"
@@ -97,18 +99,7 @@ func (s *stream[T]) expectAfterMarker(want ...change) {
 // returns errors.ErrUnsupported.
 func checkCaughtUp[T any](k *kit[T]) {
 	if k.h.DisableNotifyCaughtUp {
-		v := k.create("a")
-		opts := informer.WatchOptions{Version: v, NotifyCaughtUp: true}
-		w, err := k.h.Source.Watch(k.ctx, opts)
-		if err == nil {
-			safeStop(w)
-			k.t.Fatalf("Harness.DisableNotifyCaughtUp: %s opened a stream; the contract requires errors.ErrUnsupported "+
-				"from Watch of a source that cannot say when a watch has caught up", describeWatch(opts))
-		}
-		if !isUnsupported(err) {
-			k.t.Fatalf("Harness.DisableNotifyCaughtUp: %s returned %q, which does not wrap errors.ErrUnsupported, "+
-				"which the contract requires", describeWatch(opts), err)
-		}
+		k.requireCaughtUpRefused()
 		return
 	}
 	k.create("a")
@@ -196,4 +187,38 @@ func checkCaughtUpExpired[T any](k *kit[T]) {
 	s.untilCaughtUp(nil)
 	vc := k.create("c")
 	s.expectAfterMarker(change{informer.EventAdded, "c", 1, vc})
+}
+
+// requireCaughtUpRefused checks that a source declared without
+// NotifyCaughtUp (Harness.DisableNotifyCaughtUp) refuses it: Watch returns
+// errors.ErrUnsupported, or an error wrapping ErrRelistRequested, returned
+// or as the first event, after which the stream ends.
+func (k *kit[T]) requireCaughtUpRefused() {
+	k.t.Helper()
+	v := k.create("a")
+	opts := informer.WatchOptions{Version: v, NotifyCaughtUp: true}
+	desc := "Harness.DisableNotifyCaughtUp: " + describeWatch(opts)
+	const want = "errors.ErrUnsupported from Watch (or ErrRelistRequested, returned or as the first event) from a " +
+		"source that cannot say when a watch has caught up"
+	w, err := k.h.Source.Watch(k.ctx, opts)
+	if err != nil {
+		if !isUnsupported(err) && !errors.Is(err, informer.ErrRelistRequested) {
+			k.t.Fatalf("%s returned %q, which wraps neither errors.ErrUnsupported nor ErrRelistRequested; the contract "+
+				"requires %s", desc, err, want)
+		}
+		return
+	}
+	defer safeStop(w)
+	s := &stream[T]{k: k, w: w, desc: desc}
+	ev, ok := s.recv("ErrRelistRequested as the first event, an Error event")
+	switch {
+	case !ok:
+		k.t.Fatalf("%s: the channel was closed without an Error event; the contract requires %s", desc, want)
+	case ev.Type != informer.EventError || !errors.Is(ev.Err, informer.ErrRelistRequested):
+		k.t.Fatalf("%s opened a stream whose first event is %s; the contract requires %s", desc, k.describeEvent(ev), want)
+	}
+	s.errEv = &ev
+	if ev, ok := s.next("the channel closed after the Error event"); ok {
+		k.t.Fatalf("%s: %s follows the Error event", desc, k.describeEvent(ev))
+	}
 }

@@ -106,10 +106,13 @@ type Harness[T any] struct {
 	// without an error, and follows the changes on a watch from that
 	// version. Zero: the changes follow on the same stream.
 	StreamingListEndsAtMarker bool
-	// DisableNotifyCaughtUp says the source answers
-	// [informer.WatchOptions.NotifyCaughtUp] with errors.ErrUnsupported
-	// (returned by Watch); the kit checks that it does, and skips the other
-	// checks of caught-up watches. Zero: the kit checks that such a watch
+	// DisableNotifyCaughtUp says the source refuses
+	// [informer.WatchOptions.NotifyCaughtUp]: with errors.ErrUnsupported
+	// returned by Watch, or with an error wrapping
+	// [informer.ErrRelistRequested], returned or as the first event (a
+	// source that learns only from its server that it cannot tell, or whose
+	// cache must be listed again: a sharded one). The kit checks that it
+	// does, and skips the other checks of caught-up watches. Zero: the kit checks that such a watch
 	// delivers the changes after its version, then one Bookmark with
 	// InitialEventsEnd, then the later changes; it waits twice WaitTimeout
 	// for that bookmark.

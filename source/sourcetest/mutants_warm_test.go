@@ -85,10 +85,10 @@ var warmMutations = []mutation{
 			}
 		})
 	}},
-	{"NotifyCaughtUp served though declared unsupported", "CaughtUp", "errors.ErrUnsupported", func(e *env) {
+	{"NotifyCaughtUp served though declared unsupported", "CaughtUp", "opened a stream whose first event is", func(e *env) {
 		e.h.DisableNotifyCaughtUp = true
 	}},
-	{"NotifyCaughtUp refused with another error", "CaughtUp", "does not wrap errors.ErrUnsupported", func(e *env) {
+	{"NotifyCaughtUp refused with another error", "CaughtUp", "wraps neither errors.ErrUnsupported nor ErrRelistRequested", func(e *env) {
 		e.h.DisableNotifyCaughtUp = true
 		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
 			if o.NotifyCaughtUp {
@@ -163,6 +163,19 @@ var warmLegalVariants = []legalVariant{
 				return nil, fmt.Errorf("no caught-up marker: %w", errors.ErrUnsupported)
 			}
 			return e.s.Watch(ctx, o)
+		})
+	}},
+	{"NotifyCaughtUp refused with ErrRelistRequested as the first event", []string{"CaughtUp"}, func(e *env) {
+		e.h.DisableNotifyCaughtUp = true
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if !o.NotifyCaughtUp {
+				return e.s.Watch(ctx, o)
+			}
+			s := informer.NewWatchStream[item](ctx, 1)
+			s.Send(informer.Event[item]{Type: informer.EventError,
+				Err: fmt.Errorf("no marker here: %w: %w", informer.ErrRelistRequested, informer.ErrExpired)})
+			s.Close()
+			return s, nil
 		})
 	}},
 	{"a caught-up marker past the collection's last change", []string{"CaughtUp", "CaughtUpIdle"}, func(e *env) {

@@ -95,7 +95,7 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	h.Synced = inf.HasSynced()
 	h.AppliedVersion, h.AppliedAt = inf.appliedVersion()
 	h.LastListAt, h.LastEventAt = inf.health.listAt.load(), inf.health.eventAt.load()
-	h.LastError, h.LastErrorAt = inf.health.lastError()
+	h.LastErrorAt, h.LastError = inf.health.lastError()
 	h.QueueDepth = inf.fifo.Len()
 	h.Objects = inf.indexer.Len()
 	inf.restoredHealth(&h)
@@ -175,10 +175,10 @@ func (r *healthRecord) setError(err error) {
 	r.mu.Unlock()
 }
 
-func (r *healthRecord) lastError() (error, time.Time) {
+func (r *healthRecord) lastError() (time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.err, r.errAt
+	return r.errAt, r.err
 }
 
 // atomicTime is a moment set and read atomically, kept as monoNow (the

@@ -132,7 +132,7 @@ func newSnapshotConfig[T any](o SnapshotOptions[T], src Source[T]) (*snapshotCon
 	}
 	c.srcType = fmt.Sprintf("%T", src)
 	if isNil(c.codec) {
-		return nil, fmt.Errorf("Snapshot: the source (%T) provides no codec (it is no SnapshotSource): set Snapshot.Codec: %w", src, ErrInvalidOptions)
+		return nil, fmt.Errorf("snapshot: the source (%T) provides no codec (it is no SnapshotSource): set Snapshot.Codec: %w", src, ErrInvalidOptions)
 	}
 	switch {
 	case c.interval == 0:

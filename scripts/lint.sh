@@ -1,5 +1,5 @@
 #!/bin/sh
-# go vet and staticcheck (the version of scripts/staticcheck-binary.sh,
+# gofmt, go vet and staticcheck (the version of scripts/staticcheck-binary.sh,
 # default checks) on every package of every module in go.work; exits
 # non-zero on any finding. `make lint` runs it, and `make test` (what CI
 # runs) runs `make lint` first.
@@ -14,6 +14,12 @@ cd "$root"
 staticcheck=$(scripts/staticcheck-binary.sh)
 # One pattern per module directory: ./... stops at nested modules.
 pkgs=$(go list -m -f '{{.Dir}}/...')
+unformatted=$(git ls-files '*.go' | xargs gofmt -l)
+if [ -n "$unformatted" ]; then
+	echo "gofmt: not formatted (run gofmt -w):" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
 echo "go vet: $(echo "$pkgs" | wc -l) modules" >&2
 go vet $pkgs
 "$staticcheck" -version >&2

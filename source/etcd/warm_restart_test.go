@@ -87,7 +87,9 @@ func (c *counted) SnapshotCodec() informer.Codec[*etcd.Object[obj]] { return c.s
 
 func (c *counted) CompareVersions(a, b string) (int, error) { return c.src.CompareVersions(a, b) }
 
-func (c *counted) ObjectVersion(o *etcd.Object[obj]) string { return strconv.FormatInt(o.ModRevision, 10) }
+func (c *counted) ObjectVersion(o *etcd.Object[obj]) string {
+	return strconv.FormatInt(o.ModRevision, 10)
+}
 
 // deliveries records what a handler is given.
 type deliveries struct {

@@ -80,6 +80,15 @@ var (
 // snapshot; it never fails for it.
 var ErrSnapshot = errors.New("informer: snapshot")
 
+// ErrDecode is wrapped by the error a source reports with
+// [ReportSourceError] when it skipped an object it could not decode (a
+// value its codec or transform refused): the source treats the object as
+// absent (a cached state of its key is deleted, never kept stale) and goes
+// on. The informer counts it under [ErrorClassDecode]. A source's own
+// decode error type (etcd.DecodeError, natskv.DecodeError, ...) wraps it
+// besides the source's sentinel.
+var ErrDecode = errors.New("informer: cannot decode object")
+
 // ErrTransform wraps an error (or recovered panic) of a user transform
 // function. The object it was given is not stored.
 var ErrTransform = errors.New("informer: transform function failed")

@@ -1,7 +1,9 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +28,25 @@ type Health struct {
 	// LastEventAt is when the last watch event (bookmarks included) was
 	// received from the source.
 	LastEventAt time.Time
-	// LastError is the last error the informer survived, LastErrorAt when.
+	// LastError is the last error the informer survived (its source's
+	// reports included, see [ReportSourceError]), LastErrorAt when.
 	LastError   error
 	LastErrorAt time.Time
+	// Lists counts the complete lists (and streaming lists) applied since
+	// Run started, the first included: after a cold start the relists are
+	// Lists-1; after a warm restart that resumed from its snapshot without
+	// listing, every list is a relist. The metric ginformer_lists_total.
+	Lists int64
+	// WatchRestarts counts the watches re-opened from the last version
+	// without a relist (after a watch ended normally or failed with a
+	// transient or internal error). The metric
+	// ginformer_watch_restarts_total.
+	WatchRestarts int64
+	// Errors counts the errors the informer survived since Run started,
+	// by class, as [Metrics.Error] does (the metric
+	// ginformer_errors_total): only classes seen at least once; nil when
+	// none. A new map per call: the caller owns it.
+	Errors map[ErrorClass]int64
 	// QueueDepth is the number of keys waiting in the informer's queue.
 	QueueDepth int
 	// Objects is the number of objects in the cache.
@@ -96,6 +114,8 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	h.AppliedVersion, h.AppliedAt = inf.appliedVersion()
 	h.LastListAt, h.LastEventAt = inf.health.listAt.load(), inf.health.eventAt.load()
 	h.LastErrorAt, h.LastError = inf.health.lastError()
+	h.Lists, h.WatchRestarts = inf.health.lists.Load(), inf.health.restarts.Load()
+	h.Errors = inf.health.errorCounts()
 	h.QueueDepth = inf.fifo.Len()
 	h.Objects = inf.indexer.Len()
 	inf.restoredHealth(&h)
@@ -153,26 +173,48 @@ func (inf *SharedInformer[K, T]) stallCause(h Health) error {
 		return errZero()
 	case !h.Running:
 		return fmt.Errorf("informer %q is not running: call Run", inf.name)
-	case h.LastError != nil && h.LastErrorAt.After(h.LastListAt) && h.LastErrorAt.After(h.LastEventAt):
+	case h.LastError != nil && !errors.Is(h.LastError, ErrDecode) && // a skipped object stalls nothing
+		h.LastErrorAt.After(h.LastListAt) && h.LastErrorAt.After(h.LastEventAt):
 		return fmt.Errorf("last error %v ago: %w", time.Since(h.LastErrorAt).Round(time.Millisecond), h.LastError)
 	}
 	return nil
 }
 
-// healthRecord keeps the times and the last error behind [Health]. The
-// times are atomics because the reflector sets one per event.
+// healthRecord keeps the times, counts and last error behind [Health].
+// The times are atomics because the reflector sets one per event; the
+// counts of lists and watch restarts are atomics too, those of errors (rare)
+// a map under mu.
 type healthRecord struct {
 	listAt, eventAt atomicTime
+	lists, restarts atomic.Int64
 
-	mu    sync.Mutex // guards err and errAt
-	err   error
-	errAt time.Time
+	mu        sync.Mutex // guards err, errAt and errCounts
+	err       error
+	errAt     time.Time
+	errCounts map[ErrorClass]int64
 }
 
 func (r *healthRecord) setError(err error) {
 	r.mu.Lock()
 	r.err, r.errAt = err, time.Now()
 	r.mu.Unlock()
+}
+
+// countError counts one error of class.
+func (r *healthRecord) countError(class ErrorClass) {
+	r.mu.Lock()
+	if r.errCounts == nil {
+		r.errCounts = make(map[ErrorClass]int64)
+	}
+	r.errCounts[class]++
+	r.mu.Unlock()
+}
+
+// errorCounts returns a copy of the error counts, nil when there are none.
+func (r *healthRecord) errorCounts() map[ErrorClass]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.errCounts)
 }
 
 func (r *healthRecord) lastError() (time.Time, error) {
@@ -200,8 +242,9 @@ func (t *atomicTime) load() time.Time {
 }
 
 // healthMetrics is the Metrics the informer gives its reflector: it notes
-// the time of every list and event for [Health], then forwards to the
-// user's Metrics.
+// the time of every list and event, and counts lists, watch restarts and
+// errors, for [Health], then forwards to the user's Metrics. Per event it
+// adds one atomic store, nothing more.
 type healthMetrics struct {
 	Metrics
 	h *healthRecord
@@ -214,5 +257,16 @@ func (m healthMetrics) EventReceived(informer string, t EventType) {
 
 func (m healthMetrics) Relisted(informer string) {
 	m.h.listAt.mark()
+	m.h.lists.Add(1)
 	m.Metrics.Relisted(informer)
+}
+
+func (m healthMetrics) WatchRestarted(informer string) {
+	m.h.restarts.Add(1)
+	m.Metrics.WatchRestarted(informer)
+}
+
+func (m healthMetrics) Error(informer string, class ErrorClass) {
+	m.h.countError(class)
+	m.Metrics.Error(informer, class)
 }

@@ -48,8 +48,11 @@ type Options[K comparable, T any] struct {
 	Metrics Metrics
 	// ErrorHandler is told of every error the informer survives, in
 	// addition to the log: failed lists and watches, objects refused by the
-	// transform, key or index functions, handler panics and stuck handler
-	// calls. Zero: the errors are only logged (and kept in [Health]).
+	// transform, key or index functions, handler panics, stuck handler
+	// calls, and the errors the source survived and reported
+	// ([ReportSourceError]: objects it could not decode, disconnects it
+	// recovered from). It may be called from several goroutines at once.
+	// Zero: the errors are only logged (and kept in [Health]).
 	ErrorHandler ErrorHandler
 	// StuckHandlerThreshold: a handler call running longer than this is
 	// reported once (log, [ErrorClassHandlerStuck] metric, [Health]) with

@@ -8,7 +8,7 @@ type ErrorClass string
 // The error classes an informer reports.
 const (
 	ErrorClassExpired   ErrorClass = "expired"    // a version expired: relist
-	ErrorClassTransient ErrorClass = "transient"  // source unreachable for now
+	ErrorClassTransient ErrorClass = "transient"  // source unreachable for now, or a disconnect it recovered from
 	ErrorClassInternal  ErrorClass = "internal"   // source internal error
 	ErrorClassListWatch ErrorClass = "list_watch" // any other list or watch failure
 	ErrorClassStore     ErrorClass = "store"      // a key, index or transform function refused an object
@@ -21,6 +21,9 @@ const (
 	// A snapshot could not be written, or one found at start was refused
 	// (see [SnapshotOptions]): the informer went on without it.
 	ErrorClassSnapshot ErrorClass = "snapshot"
+	// The source skipped an object it could not decode and went on
+	// (reported with [ReportSourceError], wrapping [ErrDecode]).
+	ErrorClassDecode ErrorClass = "decode"
 )
 
 // Metrics receives an informer's measurements. Implementations must be safe
@@ -42,7 +45,9 @@ type Metrics interface {
 	Relisted(informer string)
 	// WatchRestarted counts one watch re-opened without a relist.
 	WatchRestarted(informer string)
-	// Error counts one error the informer survived.
+	// Error counts one error the informer survived, its source's included
+	// ([ReportSourceError]). It may be called from several goroutines at
+	// once, the source's among them.
 	Error(informer string, class ErrorClass)
 	// QueueDepth reports the number of keys waiting in the informer's queue.
 	QueueDepth(informer string, n int)

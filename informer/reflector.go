@@ -104,12 +104,15 @@ type ReflectorOptions[T any] struct {
 	// ErrorHandler is told of every error the reflector survives, after it
 	// is counted and logged: a failed list or watch (before backing off,
 	// including the transient and internal failures it retries from the
-	// same version) and a store write that failed (the event is then
-	// skipped). It runs on the reflector's goroutine. Zero: errors are only
-	// logged and counted.
+	// same version), a store write that failed (the event is then
+	// skipped), and an error the source survived and reported with
+	// [ReportSourceError]. It runs on the reflector's goroutine, or, for
+	// the source's reports, on the source's: it must be safe for
+	// concurrent use. Zero: errors are only logged and counted.
 	ErrorHandler ErrorHandler
 	// Metrics receives the reflector's counts (events, relists, watch
-	// restarts, errors by class), labelled with Name. Zero: [NoopMetrics].
+	// restarts, errors by class, the source's reports included), labelled
+	// with Name. Zero: [NoopMetrics].
 	Metrics Metrics
 
 	// resume is set by an informer restored from a snapshot: see
@@ -130,6 +133,10 @@ type ReflectorOptions[T any] struct {
 // A list page, or the end marker of a streaming list, without a version is
 // refused with an error wrapping [ErrInvalidVersion] (reported, retried after
 // a backoff): the reflector never applies it and never watches from "".
+//
+// The contexts it gives the source's List and Watch carry the reflector, so
+// that the source can report the errors it survives with
+// [ReportSourceError].
 type Reflector[T any] struct {
 	opts    ReflectorOptions[T]
 	log     logr.Logger
@@ -269,6 +276,7 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: run with a context already done: %w", r.opts.Name, err)
 	}
 	defer r.lists.Wait()
+	ctx = withSourceReporter(ctx, r) // for ReportSourceError
 	r.log.V(3).Info("starting reflector")
 	defer r.log.V(3).Info("stopped reflector")
 	backoff := newBackoffTimer(r.opts.Backoff)
@@ -313,7 +321,7 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 // loop; call it directly only to drive a reflector by hand. A list goroutine
 // may outlive a cancelled ListAndWatch briefly; [Reflector.Run] waits for it.
 func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
-	return r.listAndWatch(ctx, newBackoffTimer(r.opts.Backoff))
+	return r.listAndWatch(withSourceReporter(ctx, r), newBackoffTimer(r.opts.Backoff))
 }
 
 func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) error {
@@ -423,6 +431,8 @@ func errorClass(err error) ErrorClass {
 		return ErrorClassInternal
 	case errors.Is(err, ErrKeyFunc), errors.Is(err, ErrIndexFunc), errors.Is(err, ErrTransform):
 		return ErrorClassStore
+	case errors.Is(err, ErrDecode):
+		return ErrorClassDecode
 	}
 	return ErrorClassListWatch
 }

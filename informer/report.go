@@ -8,10 +8,13 @@ import (
 )
 
 // ErrorHandler is told of an error an informer or reflector survived. It is
-// called on the goroutine that met the error, with no internal lock held,
-// and must not block: hand the error off if it needs slow work. ctx is the
-// context of the Run that met the error. Errors are logged whether or not
-// an ErrorHandler is set.
+// called on the goroutine that met the error (a handler's, the
+// reflector's, or, for an error the source reports with
+// [ReportSourceError], the source's), with no internal lock held, possibly
+// from several goroutines at once, and must not block: hand the error off
+// if it needs slow work. ctx is the context of the Run that met the error
+// (for a source's report, the context the source passed). Errors are
+// logged whether or not an ErrorHandler is set.
 type ErrorHandler func(ctx context.Context, err error)
 
 // report handles an error the informer itself survived (not one of its
@@ -19,6 +22,7 @@ type ErrorHandler func(ctx context.Context, err error)
 // error level (rate-limited) and hands it to the ErrorHandler.
 func (inf *SharedInformer[K, T]) report(class ErrorClass, err error) {
 	inf.metrics.Error(inf.name, class)
+	inf.health.countError(class)
 	inf.health.setError(err)
 	inf.limiter.Error(inf.log, string(class), err, "informer error", "class", class)
 	inf.callErrorHandler(inf.ctx(), err)

@@ -41,7 +41,7 @@ type childRun struct {
 	ChangedSince changes          `json:"changedSince"`
 	Sync         syncResult       `json:"sync"`
 	Stop         stopResult       `json:"stop"`
-	Server       map[string]int64 `json:"server"` // requests etcd started during the child's life, by method
+	Server       map[string]int64 `json:"server"`   // requests etcd started during the child's life, by method
 	Equal        bool             `json:"equal"`    // the child's cache equals etcd at its revision
 	Expected     int              `json:"expected"` // keys in etcd while the child ran
 }

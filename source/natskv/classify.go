@@ -16,8 +16,12 @@ import (
 // responders, JetStream unavailable, missed heartbeats) wrap
 // [informer.ErrTransient]; the context's own end is returned as it is; any
 // other error (a missing bucket, a refused request) is wrapped unclassified.
+// A ctx ended by a lost connection (see bindConn) gives ErrTransient too.
 func classify(ctx context.Context, what string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if lost := connLost(ctx); lost != nil {
+			return fmt.Errorf("natskv source: %s: %w: %w", what, informer.ErrTransient, lost)
+		}
 		return ctxErr
 	}
 	switch {

@@ -157,9 +157,12 @@
 //
 // # Bad values
 //
-// A value that fails the codec is treated as absent: it is reported (to
-// [Options.ErrorHandler] as a *[DecodeError] with key and revision, to
-// [Options.Logger], and counted by [Source.DecodeErrors]) and never
+// A value that fails the codec is treated as absent: it is reported (as a
+// *[DecodeError] with key and revision, wrapping [informer.ErrDecode], to
+// the informer through [informer.ReportSourceError]: its metrics under
+// class decode, its Health and ErrorHandler and its log; to
+// [Options.ErrorHandler]; to [Options.Logger] only when no informer
+// listens; and counted by [Source.DecodeErrors]) and never
 // delivered as a put. A list skips it; a watch delivers it as a Deleted of
 // the key's previous state (the key alone when that is unknown), so the
 // cache holds the keys whose current value decodes, the same whether it was
@@ -172,4 +175,16 @@
 // responders, missed heartbeats) wrap [informer.ErrTransient]: the
 // reflector retries from the same revision. A missing bucket is returned
 // unclassified (the reflector backs off and lists again).
+//
+// A lost connection is never survived silently. The source watches the
+// client's connection status: when it disconnects or starts reconnecting
+// (a server restart, a network failure) or closes, a list in progress
+// fails and an open watch ends with an Error event, both wrapping
+// [informer.ErrTransient], though the client would reconnect and its
+// ordered consumer resume by itself. The informer thus counts the outage
+// (metric class transient, Health), and its reflector watches again from
+// the last revision delivered, checking that the stream still holds the
+// revisions after it (else it relists); [Source.WaitReachable] lets it do
+// so as soon as the server answers again. A watch costs one more
+// goroutine for this.
 package natskv

@@ -3,14 +3,17 @@ package natskv
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ginformer/ginformer/informer"
 )
 
 // ErrDecode is wrapped by every [DecodeError]: a value of the bucket failed
 // the codec.
 var ErrDecode = errors.New("natskv source: cannot decode value")
 
-// DecodeError reports a value that failed the codec. It wraps [ErrDecode]
-// and the cause.
+// DecodeError reports a value that failed the codec. It wraps [ErrDecode],
+// [informer.ErrDecode] (so an informer counts it under
+// [informer.ErrorClassDecode]) and the cause.
 type DecodeError struct {
 	// Key is the KV key.
 	Key string
@@ -26,5 +29,5 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("natskv source: key %q at revision %d: cannot decode value: %v", e.Key, e.Revision, e.Err)
 }
 
-// Unwrap returns [ErrDecode] and the cause.
-func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
+// Unwrap returns [ErrDecode], [informer.ErrDecode] and the cause.
+func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, informer.ErrDecode, e.Err} }

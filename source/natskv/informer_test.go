@@ -74,12 +74,14 @@ func (m *model) snapshot() map[string]int {
 }
 
 // startInformer runs an informer over src with a model handler until the
-// test ends, and waits for its sync.
-func startInformer(t *testing.T, src *natskv.Source[obj]) (*informer.SharedInformer[string, object], *model) {
+// test ends, and waits for its sync. mods change its options.
+func startInformer(t *testing.T, src *natskv.Source[obj], mods ...func(*informer.Options[string, object])) (*informer.SharedInformer[string, object], *model) {
 	t.Helper()
-	inf, err := informer.NewSharedInformer(informer.Options[string, object]{
-		Name: "natskv", Source: src, KeyFunc: natskv.KeyFunc[obj],
-	})
+	opts := informer.Options[string, object]{Name: "natskv", Source: src, KeyFunc: natskv.KeyFunc[obj]}
+	for _, mod := range mods {
+		mod(&opts)
+	}
+	inf, err := informer.NewSharedInformer(opts)
 	require.NoError(t, err)
 	m := newModel()
 	reg, err := inf.AddHandler(m.handler(), informer.HandlerOptions{Name: "model"})

@@ -70,6 +70,9 @@ type snap[T any] struct {
 // revision gives ErrVersionTooLarge; with exact, one older than its first
 // gives ErrExpired.
 func (s *Source[T]) snapshot(ctx context.Context, want uint64, exact bool) (snap[T], error) {
+	// A lost connection fails the list with ErrTransient (see bindConn).
+	ctx, release := s.bindConn(ctx)
+	defer release()
 	b, err := s.bounds(ctx)
 	if err != nil {
 		return snap[T]{}, err

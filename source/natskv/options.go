@@ -37,13 +37,17 @@ type Options[T any] struct {
 	MaxContinues int
 	// ErrorHandler is told of each bad value, a *[DecodeError], from the
 	// source's goroutines (ctx is the List or Watch call's); it must be safe
-	// for concurrent use and must not block. Zero: the error is only logged
-	// and counted ([Source.DecodeErrors]).
+	// for concurrent use and must not block. Whether or not it is set, a
+	// bad value is counted ([Source.DecodeErrors]) and reported to the
+	// informer listing or watching the source ([informer.ReportSourceError]:
+	// its metrics under class decode, its Health, its ErrorHandler, its
+	// log). Zero: none.
 	ErrorHandler informer.ErrorHandler
-	// Logger receives the source's logs. Bad values are logged at error
-	// level, at most a few per 10 s. Zero: [slog.Default] through
-	// [logr.FromSlogHandler]; pass logr.FromSlogHandler(slog.DiscardHandler)
-	// to silence it.
+	// Logger receives the source's logs. A bad value is logged by the
+	// informer the source reports it to; only a source used without an
+	// informer (or a reflector) logs it here, at error level, at most a few
+	// per 10 s. Zero: [slog.Default] through [logr.FromSlogHandler]; pass
+	// logr.FromSlogHandler(slog.DiscardHandler) to silence it.
 	Logger logr.Logger
 }
 

@@ -33,9 +33,10 @@ func retry(t *testing.T, f func(ctx context.Context) error) {
 }
 
 // The server restarts (same port, same store) in the middle of a watch and
-// of an informer: the watch either goes on without losing or reordering a
-// change, or ends (with an Error event, or closed); the informer converges
-// on the bucket either way.
+// of an informer, with writes made while it is down (retried until it is
+// back): the watch either goes on without losing or reordering a change, or
+// ends (with an Error event, or closed); the informer sees the outage (an
+// error of class transient, Health) and converges on the bucket.
 func TestServerRestart(t *testing.T) {
 	s, err := natstest.Start(natstest.Config{})
 	require.NoError(t, err)
@@ -46,7 +47,8 @@ func TestServerRestart(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(3, 4))
 	churn(t, ctx, w, rng, 30)
-	inf, m := startInformer(t, src)
+	rec := newErrorRecorder()
+	inf, m := startInformer(t, src, func(o *informer.Options[string, object]) { o.Metrics = rec })
 
 	page, err := src.List(ctx, informer.ListOptions{})
 	require.NoError(t, err)
@@ -69,10 +71,18 @@ func TestServerRestart(t *testing.T) {
 	for i := range 20 {
 		put(i)
 	}
-	require.NoError(t, s.Restart())
+	// The informer's watch is open (it delivered the writes) when the
+	// server goes down.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForVersion(wctx, written[len(written)-1]))
+	s.Shutdown()
+	restarted := make(chan error, 1)
+	go func() { restarted <- s.Restart() }() // while the writes below are retried
 	for i := 20; i < 60; i++ {
 		put(i)
 	}
+	require.NoError(t, <-restarted)
 
 	// The raw watch: a prefix of the writes, in order, then either all of
 	// them or its end.
@@ -111,4 +121,34 @@ func TestServerRestart(t *testing.T) {
 	}
 
 	requireConverged(t, w, inf, m)
+	// The outage is counted: the watch ended with ErrTransient (or a
+	// request failed with it) and was opened again, or the informer
+	// relisted.
+	waitFor(t, "a transient error", func() bool { return rec.count(informer.ErrorClassTransient) > 0 })
+	h := inf.Health()
+	require.Positive(t, h.Errors[informer.ErrorClassTransient])
+	require.True(t, h.WatchRestarts > 0 || h.Lists > 1, "watch restarts %d, lists %d", h.WatchRestarts, h.Lists)
+}
+
+// WaitReachable returns at once while the server answers, waits while it
+// is down, and returns once it is back.
+func TestWaitReachable(t *testing.T) {
+	s, err := natstest.Start(natstest.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	_, js := conn(t, s)
+	kv := newBucket(t, js, jetstream.KeyValueConfig{Storage: jetstream.FileStorage})
+	src := newSource(t, natskv.Options[obj]{JetStream: js, Bucket: kv.Bucket()})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, src.WaitReachable(ctx))
+
+	s.Shutdown()
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelShort()
+	require.ErrorIs(t, src.WaitReachable(short), context.DeadlineExceeded)
+	restarted := make(chan error, 1)
+	go func() { restarted <- s.Restart() }()
+	require.NoError(t, src.WaitReachable(ctx))
+	require.NoError(t, <-restarted)
 }

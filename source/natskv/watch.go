@@ -29,26 +29,68 @@ import (
 // started, else after 2 s without a message). A streaming list ignores
 // NotifyCaughtUp: its InitialEventsEnd bookmark marks the same moment.
 //
+// A watch ends with an Error event wrapping [informer.ErrTransient] as soon
+// as the client's connection is lost (the server restarts, the network
+// fails: see the package doc, Errors), rather than let the client's
+// consumer resume unseen: the reflector counts the outage and watches
+// again from the last revision delivered, or relists if the stream no
+// longer holds the revisions after it.
+//
 // Possible errors: [informer.ErrInvalidOptions] (a bad or missing
 // version); [informer.ErrVersionTooLarge] (a version newer than the
 // stream's last revision); [informer.ErrExpired] (a version older than the
-// revision before the stream's first); the client's, classified;
-// ctx.Err().
+// revision before the stream's first); the client's, classified (a lost
+// connection: ErrTransient); ctx.Err().
 func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
 	w := &watcher[T]{s: s, known: make(map[string]keyState[T])}
+	var wctx context.Context
+	if opts.Timeout > 0 {
+		wctx, w.cancel = context.WithTimeout(ctx, opts.Timeout)
+	} else {
+		wctx, w.cancel = context.WithCancel(ctx)
+	}
+	// Every request to the server runs under lctx, which a lost connection
+	// ends: the watch then ends with ErrTransient (see bindConn).
+	lctx, release := s.bindConn(wctx)
+	cons, it, start, err := w.open(lctx, opts)
+	if err != nil {
+		release()
+		w.cancel()
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	w.ch = make(chan informer.Event[*Object[T]], s.opts.WatchBuffer)
+	w.wg.Go(func() {
+		defer s.deleteConsumer(cons) // after the channel is closed: it may wait
+		defer w.cancel()
+		defer release()
+		defer close(w.ch)
+		defer it.Stop()
+		w.run(wctx, lctx, cons, it, start)
+	})
+	return w, nil
+}
+
+// open reads what the watch starts from (a streaming list's snapshot, or
+// the stream's bounds) and opens its ordered consumer after the start
+// revision, which it returns.
+func (w *watcher[T]) open(ctx context.Context, opts informer.WatchOptions) (jetstream.Consumer, jetstream.MessagesContext, uint64, error) {
+	s := w.s
 	var start uint64
 	if opts.SendInitialEvents {
 		var want uint64
 		if opts.Version != "" {
 			v, err := parseRev(opts.Version)
 			if err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
 			want = v
 		}
 		snap, err := s.snapshot(ctx, want, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		start, w.initial, w.complete = snap.version, snap.items, true
 		for _, o := range snap.items {
@@ -59,18 +101,18 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 		}
 	} else {
 		if opts.Version == "" {
-			return nil, fmt.Errorf("natskv source: watch without a version: %w", informer.ErrInvalidOptions)
+			return nil, nil, 0, fmt.Errorf("natskv source: watch without a version: %w", informer.ErrInvalidOptions)
 		}
 		v, err := parseRev(opts.Version)
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		b, err := s.bounds(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if err := b.check(v); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		start, w.noLookup = v, !b.direct
 		if opts.NotifyCaughtUp {
@@ -83,32 +125,18 @@ func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (info
 		OptStartSeq:    start + 1,
 	})
 	if err != nil {
-		return nil, classify(ctx, "watch: create consumer", err)
+		return nil, nil, 0, classify(ctx, "watch: create consumer", err)
 	}
 	if info := cons.CachedInfo(); w.caughtUp && start < w.target && info != nil && info.NumPending == 0 {
 		s.deleteConsumer(cons)
-		return nil, fmt.Errorf("natskv source: revisions %d to %d were removed from the stream before the watch started: %w", start+1, w.target, informer.ErrExpired)
+		return nil, nil, 0, fmt.Errorf("natskv source: revisions %d to %d were removed from the stream before the watch started: %w", start+1, w.target, informer.ErrExpired)
 	}
 	it, err := cons.Messages()
 	if err != nil {
 		s.deleteConsumer(cons)
-		return nil, classify(ctx, "watch: consume", err)
+		return nil, nil, 0, classify(ctx, "watch: consume", err)
 	}
-	w.ch = make(chan informer.Event[*Object[T]], s.opts.WatchBuffer)
-	var wctx context.Context
-	if opts.Timeout > 0 {
-		wctx, w.cancel = context.WithTimeout(ctx, opts.Timeout)
-	} else {
-		wctx, w.cancel = context.WithCancel(ctx)
-	}
-	w.wg.Go(func() {
-		defer s.deleteConsumer(cons) // after the channel is closed: it may wait
-		defer w.cancel()
-		defer close(w.ch)
-		defer it.Stop()
-		w.run(wctx, cons, it, start)
-	})
-	return w, nil
+	return cons, it, start, nil
 }
 
 // watcher is one open watch.
@@ -151,8 +179,11 @@ func (w *watcher[T]) fail(ctx context.Context, err error) {
 }
 
 // run delivers the initial events, if any, then the messages after start
-// (and the caught-up marker, when asked for).
-func (w *watcher[T]) run(ctx context.Context, cons jetstream.Consumer, it jetstream.MessagesContext, start uint64) {
+// (and the caught-up marker, when asked for). ctx is the stream's; lctx,
+// under which it reads the server, is also ended by a lost connection (see
+// bindConn), which ends the watch with an Error event wrapping
+// ErrTransient.
+func (w *watcher[T]) run(ctx, lctx context.Context, cons jetstream.Consumer, it jetstream.MessagesContext, start uint64) {
 	for _, o := range w.initial {
 		if !w.send(ctx, informer.Event[*Object[T]]{Type: informer.EventAdded, Object: o, Version: formatRev(o.Revision)}) {
 			return
@@ -169,9 +200,20 @@ func (w *watcher[T]) run(ctx context.Context, cons jetstream.Consumer, it jetstr
 		return
 	}
 	for {
-		m, err := w.next(ctx, cons, it)
+		var m jetstream.Msg
+		err := connLost(lctx)
+		if err == nil {
+			m, err = w.next(lctx, cons, it)
+		}
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if ctx.Err() != nil {
+				return
+			}
+			if lost := connLost(lctx); lost != nil {
+				w.fail(ctx, fmt.Errorf("natskv source: watch after revision %d: %w: %w", next-1, informer.ErrTransient, lost))
+				return
+			}
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return
 			}
 			w.fail(ctx, err)

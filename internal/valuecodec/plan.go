@@ -252,4 +252,6 @@ func (c *Codec[T]) Decode(data []byte, v *T) error {
 	return nil
 }
 
-func errCorrupt(what string) error { return fmt.Errorf("valuecodec: not a value of this type: %s", what) }
+func errCorrupt(what string) error {
+	return fmt.Errorf("valuecodec: not a value of this type: %s", what)
+}

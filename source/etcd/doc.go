@@ -101,7 +101,10 @@
 // A watch that fails for a reason another member may not share (its
 // connection closed, failed or silent, no leader, a read unanswered) moves
 // at once to another endpoint, from the last revision it delivered, within
-// the same stream: the reflector sees nothing. Only when every endpoint has
+// the same stream: the reflector neither backs off nor relists, but the
+// move is reported to it ([informer.ReportSourceError], wrapping
+// [informer.ErrTransient]: the informer's metrics count it under class
+// transient, its Health keeps it as the last error). Only when every endpoint has
 // failed in a row without the watch delivering anything does the stream end
 // with an Error event wrapping [informer.ErrTransient], and the reflector
 // back off. A streaming list moves likewise while it has sent nothing.
@@ -157,9 +160,12 @@
 // (carrying its previous, matching state).
 //
 // A value that fails [Options.Transform] or the codec is treated as absent:
-// it is reported (to [Options.ErrorHandler] as a *[DecodeError] with key and
-// revision, to [Options.Logger], and counted by [Source.DecodeErrors]) and
-// never delivered as a put. A list skips it; a watch delivers it as a
+// it is reported (as a *[DecodeError] with key and revision, wrapping
+// [informer.ErrDecode], to the informer through
+// [informer.ReportSourceError]: its metrics under class decode, its Health
+// and ErrorHandler and its log; to [Options.ErrorHandler]; to
+// [Options.Logger] only when no informer listens; and counted by
+// [Source.DecodeErrors]) and never delivered as a put. A list skips it; a watch delivers it as a
 // Deleted of the key's previous state if that one was delivered, exactly as
 // an object leaving the filter. So the cache holds the keys whose current
 // value decodes, the same whether it was built by a list or a watch, and the

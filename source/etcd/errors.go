@@ -3,6 +3,8 @@ package etcd
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ginformer/ginformer/informer"
 )
 
 // ErrDecode is wrapped by every [DecodeError]: a value under the prefix
@@ -10,7 +12,8 @@ import (
 var ErrDecode = errors.New("etcd source: cannot decode value")
 
 // DecodeError reports a value that failed [Options.Transform] or the codec.
-// It wraps [ErrDecode] and the cause.
+// It wraps [ErrDecode], [informer.ErrDecode] (so an informer counts it under
+// [informer.ErrorClassDecode]) and the cause.
 type DecodeError struct {
 	// Key is the full etcd key.
 	Key string
@@ -27,5 +30,5 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("etcd source: key %q at revision %d: cannot decode value: %v", e.Key, e.ModRevision, e.Err)
 }
 
-// Unwrap returns [ErrDecode] and the cause.
-func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
+// Unwrap returns [ErrDecode], [informer.ErrDecode] and the cause.
+func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, informer.ErrDecode, e.Err} }

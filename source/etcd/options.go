@@ -57,12 +57,17 @@ type Options[T any] struct {
 	LivenessTimeout time.Duration
 	// ErrorHandler is told of each bad value, a *[DecodeError], from the
 	// source's goroutines (ctx is the List or Watch call's); it must be safe
-	// for concurrent use and must not block. Zero: the error is only logged
-	// and counted ([Source.DecodeErrors]).
+	// for concurrent use and must not block. Whether or not it is set, a
+	// bad value is counted ([Source.DecodeErrors]) and reported to the
+	// informer listing or watching the source ([informer.ReportSourceError]:
+	// its metrics under class decode, its Health, its ErrorHandler, its
+	// log). Zero: none.
 	ErrorHandler informer.ErrorHandler
-	// Logger receives the source's logs. Bad values are logged at error
-	// level, at most a few per 10 s (the next message says how many were
-	// left out). Zero: [slog.Default] through [logr.FromSlogHandler], which
+	// Logger receives the source's logs. A bad value, or a move to another
+	// member after a failure, is logged by the informer the source reports
+	// it to; only a source used without an informer (or a reflector) logs
+	// it here: bad values at error level, at most a few per 10 s (the next
+	// message says how many were left out), moves at V(1). Zero: [slog.Default] through [logr.FromSlogHandler], which
 	// prints errors; pass logr.FromSlogHandler(slog.DiscardHandler) to silence it ([logr.Discard] returns the zero Logger, which means this default).
 	Logger logr.Logger
 }

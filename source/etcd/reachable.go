@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -105,7 +106,9 @@ func (s *Source[T]) answering(ctx context.Context) (string, bool) {
 // is one another member may not share ([informer.ErrTransient]), it marks
 // ep failed and, unless attempt exceeds the number of endpoints, returns
 // the first member that answers a probe (see answering), to try next at
-// once; false when the caller is to give up with err.
+// once; false when the caller is to give up with err. A move is an outage
+// survived: it is reported to the informer ([informer.ReportSourceError],
+// class transient), or, without one, logged at V(1).
 func (s *Source[T]) failover(ctx context.Context, what, ep string, err error, attempt int) (string, bool) {
 	if !errors.Is(err, informer.ErrTransient) || ep == "" || ctx.Err() != nil {
 		return "", false
@@ -115,7 +118,7 @@ func (s *Source[T]) failover(ctx context.Context, what, ep string, err error, at
 		return "", false
 	}
 	next, ok := s.answering(ctx)
-	if ok {
+	if ok && !informer.ReportSourceError(ctx, fmt.Errorf("etcd source: %s failed on %s, moved to %s: %w", what, ep, next, err)) {
 		s.log.V(1).Info(what+" failed; moving to a member that answers", "endpoint", ep, "to", next, "err", err)
 	}
 	return next, ok

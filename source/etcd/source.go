@@ -164,11 +164,14 @@ func (s *Source[T]) objectKey(key string) string {
 	return key
 }
 
-// reportBad counts, logs (rate-limited) and hands on a value that could not
-// be decoded.
+// reportBad counts a value that could not be decoded, reports it to the
+// informer that lists or watches the source (which logs it), or, used
+// alone, logs it (rate-limited), and hands it to Options.ErrorHandler.
 func (s *Source[T]) reportBad(ctx context.Context, err *DecodeError) {
 	s.decodeN.Add(1)
-	s.limiter.Error(s.log, "decode", err, "bad value skipped", "key", err.Key, "revision", err.ModRevision)
+	if !informer.ReportSourceError(ctx, err) {
+		s.limiter.Error(s.log, "decode", err, "bad value skipped", "key", err.Key, "revision", err.ModRevision)
+	}
 	if s.opts.ErrorHandler != nil {
 		s.opts.ErrorHandler(ctx, err)
 	}

@@ -129,7 +129,7 @@ func New(opts Options) (*Metrics, error) {
 			"Watches re-opened from the last version, without a relist.",
 			labelInformer),
 		errors: counter("errors_total",
-			"Errors the informer survived, by class (expired, transient, internal, list_watch, store, handler, handler_stuck, cache_mutation).",
+			"Errors the informer survived, its source's included, by class (expired, transient, internal, list_watch, store, handler, handler_stuck, cache_mutation, snapshot, decode).",
 			labelInformer, labelClass),
 		queueDepth: gauge("queue_depth",
 			"Keys waiting in the informer's queue, after the last batch processed.",

@@ -163,11 +163,14 @@ func fingerprint(p *plan) string {
 		if p.typ.PkgPath() != "" {
 			name = p.typ.PkgPath() + "." + p.typ.Name()
 		}
-		if seen[p] {
-			b.WriteString("@" + name)
-			return
+		switch p.kind {
+		case kStruct, kSlice, kArray, kMap, kPointer:
+			if seen[p] { // a type met before (perhaps recursive): its name stands for it
+				b.WriteString("@" + name)
+				return
+			}
+			seen[p] = true
 		}
-		seen[p] = true
 		switch p.kind {
 		case kStruct:
 			b.WriteString(name + "{")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/safecall"
+	"github.com/ginformer/ginformer/internal/valuecodec"
 )
 
 // Warm restarts: what the source gives an informer's snapshots
@@ -29,7 +30,7 @@ var (
 )
 
 // snapshotFormat versions the encoding of snapshotCodec; part of its Format.
-const snapshotFormat = "v1"
+const snapshotFormat = "v2"
 
 // SnapshotIdentity names what the source caches, for
 // [informer.SnapshotSource]: "etcd", etcd's cluster ID (a snapshot of
@@ -81,16 +82,21 @@ func (s *Source[T]) identity(id uint64) string {
 
 // SnapshotCodec returns the codec of the source's objects, for
 // [informer.SnapshotSource]: each object's key, revisions and
-// [Object.ValueUnknown], and its value as the source's [Codec] encodes it
-// (Encode), decoded with the same codec (through [DecoderInto] when it has
-// it). The codec's Decode must therefore read what its Encode writes, and
-// give back an equal value.
+// [Object.ValueUnknown], and its value. The value is encoded field by field
+// in a binary form planned once from T by reflection, which loads an order
+// of magnitude faster than JSON (every field is kept, unexported ones
+// included, so the restored value is deeply equal to the cached one). A T
+// that holds an interface, a func or a channel is encoded with the source's
+// [Codec] instead (Encode, then Decode or [DecoderInto]), which must then
+// read what it writes.
 //
 // The value stored is the decoded one: with a [Options.Transform] that
 // decrypts, the snapshot holds the values in clear. Keep the snapshot where
 // the values may be (or leave snapshots off).
 func (s *Source[T]) SnapshotCodec() informer.Codec[*Object[T]] {
-	return snapshotCodec[T]{codec: s.opts.Codec, into: s.into}
+	c := snapshotCodec[T]{codec: s.opts.Codec, into: s.into}
+	c.values, _ = valuecodec.For[T]() // nil for an unsupported T, which the Codec encodes
+	return c
 }
 
 // SnapshotIdentity names what the source caches, as
@@ -117,13 +123,14 @@ func (s *Sharded[T]) SnapshotCodec() informer.Codec[*Object[T]] { return s.src.S
 //	uvarint flags (bit 0: ValueUnknown)
 //	uvarint len(Key), Key
 //	uvarint ModRevision, uvarint CreateRevision
-//	unless ValueUnknown: uvarint len(value), value (codec.Encode)
+//	unless ValueUnknown: u32 len(value), value (values, or codec.Encode)
 //
 // Revisions are non-negative; they are written as uint64 all the same, so
 // any int64 round-trips.
 type snapshotCodec[T any] struct {
-	codec Codec[T]
-	into  DecoderInto[T] // codec's, if it has one
+	values *valuecodec.Codec[T] // nil: T is not supported, codec encodes values
+	codec  Codec[T]
+	into   DecoderInto[T] // codec's, if it has one
 }
 
 const flagValueUnknown = 1
@@ -132,9 +139,13 @@ const flagValueUnknown = 1
 // object.
 var errSnapshotData = errors.New("malformed snapshot object")
 
-// Format names the value type, the codec type and the version of the
-// encoding: "etcd.Object[T]/v1/codec".
+// Format names the value type, the version of the encoding and the
+// encoding of values: "etcd.Object[T]/v2/values:" and the layout of T, or
+// "etcd.Object[T]/v2/codec" and the codec's type.
 func (c snapshotCodec[T]) Format() string {
+	if c.values != nil {
+		return fmt.Sprintf("etcd.Object[%s]/%s/values:%s", reflect.TypeFor[T](), snapshotFormat, c.values.Fingerprint())
+	}
 	return fmt.Sprintf("etcd.Object[%s]/%s/%T", reflect.TypeFor[T](), snapshotFormat, c.codec)
 }
 
@@ -154,11 +165,20 @@ func (c snapshotCodec[T]) AppendEncode(dst []byte, obj *Object[T]) ([]byte, erro
 	if obj.ValueUnknown {
 		return dst, nil
 	}
+	if c.values != nil {
+		at := len(dst)
+		dst, err := c.values.Append(append(dst, 0, 0, 0, 0), &obj.Value)
+		if err != nil {
+			return dst, fmt.Errorf("etcd snapshot: encode the value of %q: %w", obj.Key, err)
+		}
+		binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
+		return dst, nil
+	}
 	value, err := safecall.Call(c.codec.Encode, obj.Value)
 	if err != nil {
 		return dst, fmt.Errorf("etcd snapshot: encode the value of %q: %w", obj.Key, err)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(value)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(value)))
 	return append(dst, value...), nil
 }
 
@@ -178,7 +198,7 @@ func (c snapshotCodec[T]) Decode(data []byte) (*Object[T], error) {
 	}
 	var value []byte
 	if !obj.ValueUnknown {
-		value = d.bytes()
+		value = d.value()
 	}
 	switch {
 	case d.err != nil:
@@ -190,6 +210,12 @@ func (c snapshotCodec[T]) Decode(data []byte) (*Object[T], error) {
 	}
 	obj.Key = string(key)
 	if obj.ValueUnknown {
+		return obj, nil
+	}
+	if c.values != nil {
+		if err := c.values.Decode(value, &obj.Value); err != nil { // copies what it keeps
+			return nil, fmt.Errorf("etcd snapshot: decode the value of %q: %w: %w", obj.Key, err, errSnapshotData)
+		}
 		return obj, nil
 	}
 	value = bytes.Clone(value)
@@ -222,6 +248,26 @@ func (d *decoder) uvarint() uint64 {
 	}
 	d.data = d.data[n:]
 	return v
+}
+
+// value reads a value: its u32 length and bytes.
+func (d *decoder) value() []byte {
+	if d.err != nil {
+		return nil
+	}
+	if len(d.data) < 4 {
+		d.err = fmt.Errorf("truncated value length: %w", errSnapshotData)
+		return nil
+	}
+	n := binary.LittleEndian.Uint32(d.data)
+	d.data = d.data[4:]
+	if uint64(n) > uint64(len(d.data)) {
+		d.err = fmt.Errorf("a value of %d bytes in %d: %w", n, len(d.data), errSnapshotData)
+		return nil
+	}
+	b := d.data[:n:n]
+	d.data = d.data[n:]
+	return b
 }
 
 func (d *decoder) bytes() []byte {

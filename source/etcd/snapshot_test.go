@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,7 +53,7 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 	}{
 		{"JSONCodec", etcd.JSONCodec[obj]{}, nil},
 		{"Decode", plain, func(t *testing.T, decodes int) {
-			require.Equal(t, int64(decodes), plain.decodes.Load())
+			require.Zero(t, plain.decodes.Load(), "obj is encoded field by field: the Codec is not used")
 		}},
 		{"DecodeInto", snapIntoCodec{&snapCountingCodec{}}, nil},
 	} {
@@ -86,8 +87,7 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 				tc.check(t, decodes)
 			}
 			if into, ok := tc.codec.(snapIntoCodec); ok {
-				require.Positive(t, into.intos.Load(), "DecodeInto is used")
-				require.Zero(t, into.decodes.Load(), "Decode is not")
+				require.Zero(t, into.intos.Load()+into.decodes.Load(), "obj is encoded field by field: the Codec is not used")
 			}
 		})
 	}
@@ -108,15 +108,76 @@ func TestSnapshotCodecCopiesValue(t *testing.T) {
 	require.Equal(t, "k", got.Key)
 }
 
-type failingCodec struct{ etcd.JSONCodec[obj] }
+// anyObj holds an interface: its values are encoded with the source's
+// Codec, not field by field.
+type anyObj struct {
+	Name  string `json:"name"`
+	Extra any    `json:"extra,omitempty"`
+}
 
-func (failingCodec) Encode(obj) ([]byte, error) { return nil, errors.New("no") }
+type anyCountingCodec struct {
+	decodes, intos *atomic.Int64
+}
+
+func (c anyCountingCodec) Decode(data []byte) (anyObj, error) {
+	c.decodes.Add(1)
+	var v anyObj
+	return v, json.Unmarshal(data, &v)
+}
+
+func (anyCountingCodec) Encode(v anyObj) ([]byte, error) { return json.Marshal(v) }
+
+type anyIntoCodec struct{ anyCountingCodec }
+
+func (c anyIntoCodec) DecodeInto(data []byte, v *anyObj) error {
+	c.intos.Add(1)
+	return json.Unmarshal(data, v)
+}
+
+// A value the field-by-field encoding cannot hold goes through the Codec:
+// Decode, or DecodeInto when it has it, on a copy of the bytes.
+func TestSnapshotCodecFallsBackToTheCodec(t *testing.T) {
+	o := &etcd.Object[anyObj]{Key: "k", Value: anyObj{Name: "n", Extra: "x"}, ModRevision: 3, CreateRevision: 2}
+	for _, into := range []bool{false, true} {
+		base := anyCountingCodec{decodes: new(atomic.Int64), intos: new(atomic.Int64)}
+		var codec etcd.Codec[anyObj] = base
+		if into {
+			codec = anyIntoCodec{base}
+		}
+		src, err := etcd.New(etcd.Options[anyObj]{Client: client(t), Codec: codec})
+		require.NoError(t, err)
+		sc := src.SnapshotCodec()
+		require.Contains(t, sc.Format(), "/v2/")
+		require.Contains(t, sc.Format(), fmt.Sprintf("%T", codec), "the codec's type")
+		buf, err := sc.AppendEncode(nil, o)
+		require.NoError(t, err)
+		got, err := sc.Decode(buf)
+		require.NoError(t, err)
+		clear(buf)
+		require.Equal(t, o, got)
+		if into {
+			require.Equal(t, int64(1), base.intos.Load())
+			require.Zero(t, base.decodes.Load())
+		} else {
+			require.Equal(t, int64(1), base.decodes.Load())
+		}
+		for n := range len(buf) {
+			_, err := sc.Decode(buf[:n])
+			require.Error(t, err)
+		}
+	}
+}
+
+type failingCodec struct{ etcd.JSONCodec[anyObj] }
+
+func (failingCodec) Encode(anyObj) ([]byte, error) { return nil, errors.New("no") }
 
 func TestSnapshotCodecErrorsAndFormat(t *testing.T) {
-	src := newSource(t, etcd.Options[obj]{Client: client(t), Codec: failingCodec{}})
-	_, err := src.SnapshotCodec().AppendEncode(nil, &etcd.Object[obj]{Key: "k"})
+	src, err := etcd.New(etcd.Options[anyObj]{Client: client(t), Codec: failingCodec{}})
+	require.NoError(t, err)
+	_, err = src.SnapshotCodec().AppendEncode(nil, &etcd.Object[anyObj]{Key: "k"})
 	require.ErrorContains(t, err, "no")
-	buf, err := src.SnapshotCodec().AppendEncode(nil, &etcd.Object[obj]{Key: "k", ValueUnknown: true})
+	buf, err := src.SnapshotCodec().AppendEncode(nil, &etcd.Object[anyObj]{Key: "k", ValueUnknown: true})
 	require.NoError(t, err, "a value not known is not encoded")
 	_, err = src.SnapshotCodec().Decode(buf)
 	require.NoError(t, err)
@@ -127,9 +188,10 @@ func TestSnapshotCodecErrorsAndFormat(t *testing.T) {
 	f := jsonSrc.SnapshotCodec().Format()
 	require.Contains(t, f, "etcd.Object[")
 	require.Contains(t, f, "obj]")
-	require.Contains(t, f, "/v1/")
-	require.Contains(t, f, "JSONCodec")
-	require.NotEqual(t, f, src.SnapshotCodec().Format(), "another codec, another format")
+	require.Contains(t, f, "/v2/values:")
+	require.Contains(t, f, "Name string;Gen int;Tier string;", "the layout of the value")
+	other := newSource(t, etcd.Options[obj]{Client: client(t), Codec: &snapCountingCodec{}})
+	require.Equal(t, f, other.SnapshotCodec().Format(), "values encoded field by field: the Codec does not matter")
 }
 
 func TestSnapshotIdentity(t *testing.T) {

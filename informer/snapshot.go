@@ -112,7 +112,7 @@ type snapshotConfig[T any] struct {
 
 // snapshotFormatVersion is the version of the snapshot file layout (see
 // snapshot_format.go); part of every identity.
-const snapshotFormatVersion = 1
+const snapshotFormatVersion = 2
 
 // defaultSnapshotInterval is SnapshotOptions.Interval's zero value.
 const defaultSnapshotInterval = 5 * time.Minute

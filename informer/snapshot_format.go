@@ -18,7 +18,7 @@ import (
 //	header:     uvarint-prefixed identity, uvarint-prefixed version,
 //	            uvarint object count, uvarint chunk count
 //	chunk ×N:   u32 payload length  u32 objects  u32 CRC-32C(payload)  payload
-//	payload:    per object, a uvarint length and the codec's bytes
+//	payload:    per object, a u32 length and the codec's bytes
 //	"GINFEND!"  u32 CRC-32C of the header's CRC and every chunk's CRC
 //
 // Every object lives in one chunk, and chunks are checked and decoded
@@ -114,15 +114,13 @@ func encodeSnapshot[T any](w io.Writer, identity, version string, objs []T, code
 // encodeChunk appends one chunk of objs (its head and payload) to dst.
 func encodeChunk[T any](dst []byte, objs []T, codec Codec[T]) ([]byte, error) {
 	dst = append(dst, make([]byte, 12)...)
-	var obj []byte
 	for _, o := range objs {
+		at := len(dst)
 		var err error
-		obj, err = codec.AppendEncode(obj[:0], o)
-		if err != nil {
+		if dst, err = codec.AppendEncode(append(dst, 0, 0, 0, 0), o); err != nil {
 			return dst, fmt.Errorf("encode object: %w", err)
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(obj)))
-		dst = append(dst, obj...)
+		binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	}
 	payload := dst[12:]
 	binary.LittleEndian.PutUint32(dst[0:], uint32(len(payload)))
@@ -273,8 +271,11 @@ func decodeSnapshot[K comparable, T any](data []byte, identity string, codec Cod
 			return errSnapshotCorrupt("chunk checksum")
 		}
 		for j := range c.objects {
-			l, k := binary.Uvarint(payload)
-			if k <= 0 || l > uint64(len(payload)-k) {
+			if len(payload) < 4 {
+				return errSnapshotCorrupt("object length")
+			}
+			l, k := uint64(binary.LittleEndian.Uint32(payload)), 4
+			if l > uint64(len(payload)-k) {
 				return errSnapshotCorrupt("object length")
 			}
 			obj, err := codec.Decode(payload[k : k+int(l)])

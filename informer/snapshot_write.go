@@ -89,6 +89,11 @@ func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int)
 		return err
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopping: the snapshot written at stop follows.
+			inf.log.V(1).Info("snapshot write abandoned: the informer is stopping", "version", version)
+			return
+		}
 		inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: %w: write at version %q: %w", inf.name, ErrSnapshot, version, err))
 		return
 	}

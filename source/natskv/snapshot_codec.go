@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/valuecodec"
 )
 
 // objectCodec is the snapshot codec of the source's objects
@@ -14,12 +16,15 @@ import (
 //	revision  uvarint
 //	created   varint, Unix nanoseconds (absent with flag 2)
 //	key       uvarint length, bytes
-//	value     uvarint length, bytes of the value codec's Encode (absent with flag 1)
+//	value     (absent with flag 1) the value field by field (internal/valuecodec)
+//	          up to the end; or, for a T valuecodec cannot plan, uvarint
+//	          length and the bytes of the value codec's Encode
 //
 // It keeps no state of its own: safe for concurrent use as long as the
 // value codec is (the source requires it).
 type objectCodec[T any] struct {
-	values Codec[T]
+	planned *valuecodec.Codec[T] // nil: T cannot be planned, values encodes it
+	values  Codec[T]
 	// copyValue is set when the value codec's Decode may retain its input
 	// (a natskv Codec may), which a snapshot's buffer must not be.
 	copyValue bool
@@ -28,7 +33,8 @@ type objectCodec[T any] struct {
 // newObjectCodec returns the codec of objects whose values values encodes.
 func newObjectCodec[T any](values Codec[T]) objectCodec[T] {
 	_, json := values.(JSONCodec[T]) // encoding/json copies what it keeps
-	return objectCodec[T]{values: values, copyValue: !json}
+	planned, _ := valuecodec.For[T]()
+	return objectCodec[T]{planned: planned, values: values, copyValue: !json}
 }
 
 // The flags of an encoded object.
@@ -41,9 +47,13 @@ const (
 // errMalformed is wrapped by Decode's errors.
 var errMalformed = errors.New("natskv source: malformed snapshot encoding of an object")
 
-// Format names the layout's version and the value codec's type.
+// Format names the layout's version and how values are encoded: the
+// layout of T, or the value codec's type.
 func (c objectCodec[T]) Format() string {
-	return fmt.Sprintf("natskv.Object/1 value=%T", c.values)
+	if c.planned != nil {
+		return "natskv.Object/2 values:" + c.planned.Fingerprint()
+	}
+	return fmt.Sprintf("natskv.Object/2 value=%T", c.values)
 }
 
 // AppendEncode appends the encoding of o to dst.
@@ -61,7 +71,7 @@ func (c objectCodec[T]) AppendEncode(dst []byte, o *Object[T]) ([]byte, error) {
 		flags |= flagNoCreated
 	}
 	var value []byte
-	if !o.ValueUnknown {
+	if !o.ValueUnknown && c.planned == nil {
 		var err error
 		if value, err = c.values.Encode(o.Value); err != nil {
 			return dst, fmt.Errorf("natskv source: snapshot encoding of the value of %q: %w", o.Key, err)
@@ -74,7 +84,14 @@ func (c objectCodec[T]) AppendEncode(dst []byte, o *Object[T]) ([]byte, error) {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(o.Key)))
 	dst = append(dst, o.Key...)
-	if !o.ValueUnknown {
+	switch {
+	case o.ValueUnknown:
+	case c.planned != nil:
+		var err error
+		if dst, err = c.planned.Append(dst, &o.Value); err != nil {
+			return dst, fmt.Errorf("natskv source: snapshot encoding of the value of %q: %w", o.Key, err)
+		}
+	default:
 		dst = binary.AppendUvarint(dst, uint64(len(value)))
 		dst = append(dst, value...)
 	}
@@ -96,7 +113,9 @@ func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
 	}
 	o.Key = string(r.bytes())
 	var value []byte
-	if !o.ValueUnknown {
+	if !o.ValueUnknown && c.planned != nil {
+		value, r.data = r.data, nil // the rest
+	} else if !o.ValueUnknown {
 		value = r.bytes()
 	}
 	switch {
@@ -107,6 +126,11 @@ func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
 	case len(r.data) > 0:
 		return nil, fmt.Errorf("%w: %d bytes after the object", errMalformed, len(r.data))
 	case o.ValueUnknown:
+		return o, nil
+	case c.planned != nil:
+		if err := c.planned.Decode(value, &o.Value); err != nil { // copies what it keeps
+			return nil, fmt.Errorf("%w: the value of %q: %w", errMalformed, o.Key, err)
+		}
 		return o, nil
 	}
 	if c.copyValue {

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -84,7 +83,8 @@ type SnapshotOptions[T any] struct {
 	// warm restarts are off, nothing is read or written.
 	Store SnapshotStore
 	// Codec encodes the cached objects. Zero: the source's
-	// ([SnapshotSource]); required for a source without one.
+	// ([SnapshotSource]); for a source without one, [NewValueCodec]'s
+	// (refused by NewSharedInformer for a T it cannot plan: then set it).
 	Codec Codec[T]
 	// Identity is added to the source's identity: anything beyond the
 	// source that changes what the cache holds, which a snapshot must
@@ -132,7 +132,11 @@ func newSnapshotConfig[T any](o SnapshotOptions[T], src Source[T]) (*snapshotCon
 	}
 	c.srcType = fmt.Sprintf("%T", src)
 	if isNil(c.codec) {
-		return nil, fmt.Errorf("snapshot: the source (%T) provides no codec (it is no SnapshotSource): set Snapshot.Codec: %w", src, ErrInvalidOptions)
+		vc, err := NewValueCodec[T]()
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: the source (%T) provides no codec (it is no SnapshotSource) and %w: set Snapshot.Codec", src, err)
+		}
+		c.codec = vc
 	}
 	switch {
 	case c.interval == 0:
@@ -174,29 +178,4 @@ func typeName(t reflect.Type) string {
 		return t.String()
 	}
 	return t.PkgPath() + "." + t.Name()
-}
-
-// JSONCodec is a [Codec] on encoding/json, for objects whose exported fields
-// hold all their state: the codec to give [SnapshotOptions.Codec] for a
-// [SourceFuncs] of plain structs. Its zero value is ready. Sources with a
-// faster encoding provide their own ([SnapshotSource]).
-type JSONCodec[T any] struct{}
-
-// Format is "json".
-func (JSONCodec[T]) Format() string { return "json" }
-
-// AppendEncode appends obj's JSON to dst.
-func (JSONCodec[T]) AppendEncode(dst []byte, obj T) ([]byte, error) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
-}
-
-// Decode unmarshals data into a new T.
-func (JSONCodec[T]) Decode(data []byte) (T, error) {
-	var v T
-	err := json.Unmarshal(data, &v)
-	return v, err
 }

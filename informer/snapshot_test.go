@@ -354,21 +354,55 @@ func TestWarmRestartWritesPeriodically(t *testing.T) {
 	assert.Equal(t, 1, lists)
 }
 
-// TestSnapshotNeedsACodec: a source that is no SnapshotSource needs
+// TestSnapshotCodecDefault: a source that is no SnapshotSource gets the
+// ValueCodec of its type; a type the ValueCodec cannot plan needs
 // Snapshot.Codec.
-func TestSnapshotNeedsACodec(t *testing.T) {
+func TestSnapshotCodecDefault(t *testing.T) {
+	empty := func(context.Context, informer.ListOptions) (informer.ListPage[*snapItem], error) {
+		return informer.ListPage[*snapItem]{}, nil
+	}
 	src := informer.SourceFuncs[*snapItem]{
-		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*snapItem], error) {
-			return informer.ListPage[*snapItem]{}, nil
-		},
+		ListFunc:  empty,
 		WatchFunc: func(context.Context, informer.WatchOptions) (informer.Watcher[*snapItem], error) { return nil, nil },
 	}
 	opts := informer.Options[string, *snapItem]{Source: src, KeyFunc: snapKey,
 		Snapshot: informer.SnapshotOptions[*snapItem]{Store: informer.NewSnapshotFile(filepath.Join(t.TempDir(), "s"))}}
 	_, err := informer.NewSharedInformer(opts)
+	require.NoError(t, err, "the ValueCodec of *snapItem")
+
+	type withAny struct{ V any }
+	anySrc := informer.SourceFuncs[*withAny]{
+		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*withAny], error) {
+			return informer.ListPage[*withAny]{}, nil
+		},
+		WatchFunc: func(context.Context, informer.WatchOptions) (informer.Watcher[*withAny], error) { return nil, nil },
+	}
+	anyOpts := informer.Options[string, *withAny]{Source: anySrc, KeyFunc: func(*withAny) (string, error) { return "", nil },
+		Snapshot: informer.SnapshotOptions[*withAny]{Store: informer.NewSnapshotFile(filepath.Join(t.TempDir(), "s"))}}
+	_, err = informer.NewSharedInformer(anyOpts)
 	require.ErrorIs(t, err, informer.ErrInvalidOptions)
 	assert.Contains(t, err.Error(), "set Snapshot.Codec")
-	opts.Snapshot.Codec = informer.JSONCodec[*snapItem]{}
-	_, err = informer.NewSharedInformer(opts)
+	anyOpts.Snapshot.Codec = informer.JSONCodec[*withAny]{}
+	_, err = informer.NewSharedInformer(anyOpts)
 	require.NoError(t, err)
+}
+
+// TestValueCodecRoundTrip: every field, unexported ones included.
+func TestValueCodecRoundTrip(t *testing.T) {
+	type obj struct {
+		Name   string
+		Labels map[string]string
+		When   time.Time
+		hidden []int
+	}
+	c, err := informer.NewValueCodec[*obj]()
+	require.NoError(t, err)
+	assert.Contains(t, c.Format(), "Name string;Labels map[string]string;When binary(time.Time);hidden []int;")
+	in := &obj{Name: "a", Labels: map[string]string{"x": "y"}, When: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), hidden: []int{1, -2}}
+	b, err := c.AppendEncode([]byte("pre"), in)
+	require.NoError(t, err)
+	out, err := c.Decode(b[3:])
+	require.NoError(t, err)
+	clear(b)
+	assert.Equal(t, in, out)
 }

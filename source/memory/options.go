@@ -68,9 +68,10 @@ type Options[K comparable, T any] struct {
 
 	// Codec encodes the objects in the snapshots an informer keeps of its
 	// cache (warm restarts, see [Store.SnapshotCodec]); nothing else uses
-	// it. Zero: [informer.JSONCodec], which keeps only the exported fields
-	// of T: give a codec of your own when T has others, or fields JSON does
-	// not round-trip.
+	// it. Zero: [informer.NewValueCodec]'s, which keeps every field of T,
+	// or, for a T it cannot plan (one holding an interface, a func or a
+	// channel), [informer.JSONCodec], which keeps only the exported fields:
+	// give a codec of your own then.
 	Codec informer.Codec[T]
 }
 

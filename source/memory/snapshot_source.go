@@ -31,10 +31,14 @@ func (s *Store[K, T]) SnapshotIdentity(context.Context) (string, error) {
 }
 
 // SnapshotCodec implements [informer.SnapshotSource]: [Options.Codec], or
-// [informer.JSONCodec] when it is nil.
+// when it is nil [informer.NewValueCodec]'s (or [informer.JSONCodec] for a T
+// that codec cannot plan).
 func (s *Store[K, T]) SnapshotCodec() informer.Codec[T] {
 	if s.opts.Codec != nil {
 		return s.opts.Codec
+	}
+	if vc, err := informer.NewValueCodec[T](); err == nil {
+		return vc
 	}
 	return informer.JSONCodec[T]{}
 }

@@ -123,12 +123,22 @@ func (l *liveness) stop() {
 type progressRetry struct {
 	t     *time.Timer
 	delay time.Duration // the wait before the next resend; 0: none outstanding
+	fast  int           // resends left at retryFast before the doubling starts
 }
 
 const (
 	retryFirst = 100 * time.Millisecond // etcd's sync period
 	retryMax   = 2 * time.Second
+	// retryFast and retryFastN: a watch waiting for its caught-up marker
+	// (a warm restart waits for it) resends every retryFast during the
+	// first sync period and a half, so that it is answered within
+	// retryFast of etcd's sync rather than at the next doubling.
+	retryFast  = 20 * time.Millisecond
+	retryFastN = 8
 )
+
+// hurry makes the next resends come every retryFast (see retryFastN).
+func (r *progressRetry) hurry() { r.fast = retryFastN }
 
 func newProgressRetry() *progressRetry {
 	t := time.NewTimer(retryFirst)
@@ -141,6 +151,9 @@ func newProgressRetry() *progressRetry {
 func (r *progressRetry) sent() {
 	if r.delay == 0 {
 		r.delay = retryFirst
+		if r.fast > 0 {
+			r.delay = retryFast
+		}
 		r.t.Reset(r.delay)
 	}
 }
@@ -156,12 +169,19 @@ func (r *progressRetry) due() <-chan time.Time {
 
 // resent records a resend and schedules the next one.
 func (r *progressRetry) resent() {
-	r.delay = min(2*r.delay, retryMax)
+	switch {
+	case r.fast > 1:
+		r.fast--
+	case r.fast == 1:
+		r.fast, r.delay = 0, retryFirst
+	default:
+		r.delay = min(2*r.delay, retryMax)
+	}
 	r.t.Reset(r.delay)
 }
 
 // answered records a progress notification: nothing is outstanding.
 func (r *progressRetry) answered() {
-	r.delay = 0
+	r.delay, r.fast = 0, 0
 	r.t.Stop()
 }

@@ -163,6 +163,9 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	// sent every change up to its current revision): the answer to this one
 	// is the caught-up marker.
 	if ow.confirmed(conn, md) || *catchUp { // RequestProgress was called meanwhile, or NotifyCaughtUp
+		if *catchUp {
+			retry.hurry() // a restored informer waits for the marker
+		}
 		s.requestProgress(wctx, conn, s.opts.LivenessTimeout)
 		retry.sent()
 	}

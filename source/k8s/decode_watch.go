@@ -134,7 +134,7 @@ func (w *decodingWatch[E, T]) read(work, order chan<- *watchJob) {
 			if ev.Type == "" {
 				continue
 			}
-			if !w.sink(ev) || ev.Type == watch.Error {
+			if !w.deliver(ev) || ev.Type == watch.Error {
 				w.cancel()
 				return
 			}
@@ -217,12 +217,26 @@ func (w *decodingWatch[E, T]) emit(order <-chan *watchJob) {
 			return
 		}
 		if j.ev.Type != "" { // else an event left out (logged and counted)
-			if !w.sink(j.ev) || j.ev.Type == watch.Error {
+			if !w.deliver(j.ev) || j.ev.Type == watch.Error {
 				return
 			}
 		}
 		w.inflight.Add(-1)
 	}
+}
+
+// deliver hands ev to sink, in the server's order. At a streaming list's
+// end marker, every initial event before it has been decoded (and has
+// refreshed its entry in the known objects): the entries of objects the
+// list did not hold are dropped then, not when the marker is decoded,
+// which a worker may do before the initial events before it.
+func (w *decodingWatch[E, T]) deliver(ev watch.Event) bool {
+	if ev.Type == watch.Bookmark && w.codec.known != nil {
+		if m, ok := ev.Object.(metav1.Object); ok && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+			w.codec.known.sweep()
+		}
+	}
+	return w.sink(ev)
 }
 
 func errorEvent(err apierrors.APIStatus) watch.Event {
@@ -292,10 +306,6 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 				known.record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
 			case watch.Deleted:
 				known.forget(obj.GetNamespace(), obj.GetName())
-			case watch.Bookmark:
-				if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					known.sweep()
-				}
 			}
 		}
 		return watch.Event{Type: et, Object: obj}

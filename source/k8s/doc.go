@@ -78,6 +78,24 @@
 // client whatever the server did; [Sharded.Mode] says which side filters.
 // The slice comes from a shard.Owner or from [StaticSlices] ([Split]).
 //
+// # Warm restarts
+//
+// Every source is an [informer.SnapshotSource]: an informer with
+// [informer.Options.Snapshot] keeps its cache on disk between runs, under
+// the source's identity (server, cluster, resource, namespace, selectors:
+// [Source.SnapshotIdentity]) and in its codec (protobuf for the generated
+// types read through typed clients, JSON otherwise: [Source.SnapshotCodec]).
+// A restarted informer resumes with a watch from the snapshot's version
+// that marks when it has caught up ([informer.WatchOptions.NotifyCaughtUp],
+// see [Source.Watch]): the apiserver receives watches and GETs, no list and
+// no streaming list, and the marker comes at once when nothing else was
+// written since, else with the watch cache's bookmark (about 1 s). Marking
+// needs get on the resource (and, to be quick, on core/v1 events); without
+// it, for a resource the apiserver does not cache, after the watch cache's
+// window (410) and always for a [Sharded] source, the informer relists,
+// and a source that decodes itself decodes only the objects that changed
+// since the snapshot (the snapshot's objects count as delivered).
+//
 // # Keys and indexes
 //
 // [Key] names objects by namespace and name without allocating.

@@ -36,8 +36,9 @@ func NewFromListerWatcher(lw cache.ListerWatcher, opts Options) (*Source[Object]
 	}
 	lwc := cache.ToListerWatcherWithContext(lw)
 	return &Source[Object]{
-		trim: trimmer[Object](opts),
-		bad:  &decodeErrors{log: opts.Logger},
+		trim:   trimmer[Object](opts),
+		bad:    &decodeErrors{log: opts.Logger},
+		client: fmt.Sprintf("%T", lw),
 		list: func(ctx context.Context, o metav1.ListOptions) ([]Object, metav1.ListInterface, error) {
 			l, err := lwc.ListWithContext(ctx, o)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
@@ -27,11 +28,15 @@ type restClient interface {
 	GetNamespace() string
 }
 
-// restPath is where a typed client's requests go.
+// restPath is where a client's requests go (see client_path.go).
 type restPath struct {
 	client    rest.Interface
 	namespace string
 	resource  string
+	// gv is set for the REST client of a dynamic or metadata client, which
+	// has no versioned path: requests name the group and version in full.
+	// nil for a typed client's REST client, whose base path has them.
+	gv *schema.GroupVersion
 }
 
 // restPathOf returns the REST client, namespace and resource of a typed
@@ -120,7 +125,7 @@ func (d *decodingClient[E, T]) request(lo *metav1.ListOptions) (*rest.Request, e
 	if err != nil {
 		return nil, fmt.Errorf("k8s: encode list options: %w", err)
 	}
-	req := d.path.client.Get().NamespaceIfScoped(d.path.namespace, d.path.namespace != "").Resource(d.path.resource)
+	req := d.path.request(d.path.namespace, "")
 	for k, vs := range params {
 		for _, v := range vs {
 			req = req.Param(k, v)
@@ -193,7 +198,9 @@ func (d *decodingClient[E, T]) list(ctx context.Context, lo metav1.ListOptions) 
 
 // newSource returns the source of d, which decodes its responses itself.
 func (d *decodingClient[E, T]) newSource(opts Options) *Source[T] {
-	return &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts}
+	path := d.path
+	return &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts,
+		path: &path, snapCodec: d.codec.snapshotCodec()}
 }
 
 // watchTo opens a watch and decodes its events into sink (see

@@ -331,10 +331,22 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 // [informer.ErrRelistRequested] and [informer.ErrExpired] when the slice
 // changes.
 //
+// A plain watch with NotifyCaughtUp, which an informer restored from a
+// snapshot opens instead of listing, is refused the same way, without
+// contacting the server: the restored cache holds the slice of another run
+// (or the whole resource), which this source never listed, so a caught-up
+// marker would pass it off as the current slice. The informer relists at
+// once (without backing off or reporting an error), and the relist hands
+// on only what differs from the restored cache.
+//
 // Possible errors: those of [Source.Watch]; [informer.ErrRelistRequested]
 // wrapped with [informer.ErrExpired] when the slice changed since the last
-// list; ctx.Err().
+// list, or for NotifyCaughtUp; ctx.Err().
 func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
+	if opts.NotifyCaughtUp && !opts.SendInitialEvents {
+		return nil, fmt.Errorf("k8s sharded source: a watch resuming a restored cache needs a list of the slice first: %w: %w",
+			informer.ErrRelistRequested, informer.ErrExpired)
+	}
 	sl, changed, err := s.slices.Slice(ctx)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,14 @@ type Source[T Object] struct {
 	decoding bool // the source decodes responses itself
 	bad      *decodeErrors
 	opts     Options
+	// path is where the client's requests go, when the source can tell
+	// (client_path.go): the probe of a NotifyCaughtUp watch (catchup.go)
+	// and the snapshot identity use it. nil for other clients.
+	path *restPath
+	// client names the client's Go type, for the snapshot identity.
+	client string
+	// snapCodec is the snapshot codec (snapshot_codec.go).
+	snapCodec informer.Codec[T]
 }
 
 // Decoding reports whether the source decodes the server's responses
@@ -132,9 +140,11 @@ func New[E any, T ObjectPtr[E], L metav1.ListInterface](lw ListerWatcher[L], ite
 		d := &decodingClient[E, T]{path: path, itemsField: itemsField, codec: newCodec[E, T](opts), bad: bad}
 		return d.newSource(opts), nil
 	}
-	return &Source[T]{
-		trim: trimmer[T](opts),
-		bad:  bad,
+	src := &Source[T]{
+		trim:      trimmer[T](opts),
+		bad:       bad,
+		client:    fmt.Sprintf("%T", lw),
+		snapCodec: clientCodec[E, T](lw, opts),
 		list: func(ctx context.Context, o metav1.ListOptions) ([]T, metav1.ListInterface, error) {
 			l, err := lw.List(ctx, o)
 			if err != nil {
@@ -149,7 +159,11 @@ func New[E any, T ObjectPtr[E], L metav1.ListInterface](lw ListerWatcher[L], ite
 		},
 		watch: lw.Watch,
 		opts:  opts,
-	}, nil
+	}
+	if p, ok := clientPathOf(lw); ok {
+		src.path = &p
+	}
+	return src, nil
 }
 
 // NewDynamic returns a source of *unstructured.Unstructured over any

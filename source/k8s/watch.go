@@ -33,17 +33,55 @@ import (
 // reflector then opens from the marker's version is not compressed. The stream is closed when the server ends the watch (timeout),
 // after an Error event, on Stop, or when ctx is done.
 //
+// A plain watch with NotifyCaughtUp (an informer restored from a snapshot
+// resumes with one) is sent first with timeoutSeconds=3, with two probes
+// beside it: GETs of a name no object has, at a resourceVersion the server
+// has not reached, one of the resource (which makes its watch cache follow
+// etcd, and answers after 3 s with the cache's current resourceVersion),
+// one of core/v1 events (which the apiserver does not cache by default:
+// answered at once with etcd's revision). catchup.go has the apiserver's
+// code behind this. The caught-up marker (a Bookmark with
+// InitialEventsEnd) is the first of: the watch's first bookmark, which the
+// watch cache sends 2 s before the deadline (0–2.25 s after the watch
+// opens, about 1 s); a Bookmark at the newest version delivered, once that
+// is at least the version a probe reported (at once when nothing else was
+// written in the cluster since the resource's last change). If the watch
+// ends without it while the cache moved on, another such watch follows
+// from the newest version delivered. After the marker the stream goes on
+// with a watch from the newest version, with Timeout. For a resource the
+// apiserver does not cache (--watch-cache-sizes=resource#0: its watches
+// get no bookmarks), and when the resource's probe fails with no marker
+// (credentials without get on the resource), it fails with an error
+// wrapping [informer.ErrRelistRequested] and [informer.ErrExpired]
+// (returned, or as an Error event), and the informer relists; a Version
+// the server has not reached (a snapshot of another cluster) fails with
+// [informer.ErrVersionTooLarge], and one older than the watch cache's
+// window with [informer.ErrExpired], as any watch does. The apiserver
+// receives watches and GETs: no list, no streaming list. Watch returns
+// after the probes answer, or after at most 100 ms (so that a resource
+// that is not cached is refused by Watch itself).
+//
 // Possible errors (returned): errors.ErrUnsupported for a streaming list
-// refused by the server or by [Options]; [informer.ErrTransient]
+// refused by the server or by [Options], and for NotifyCaughtUp with
+// [Options.DisableBookmarks] or with a client other than client-go's
+// typed, dynamic and metadata clients (a fake, a wrapper,
+// [NewFromListerWatcher]), whose requests the probe cannot address;
+// [informer.ErrRelistRequested] with [informer.ErrExpired] for
+// NotifyCaughtUp on a resource the apiserver does not cache; [informer.ErrTransient]
 // (connection refused, 429), [informer.ErrExpired],
 // [informer.ErrVersionTooLarge], [informer.ErrInternal],
 // [informer.ErrInvalidOptions] (no version without SendInitialEvents, a
-// malformed version refused by the server), other API errors.
+// malformed version refused by the server, a NotifyCaughtUp version that
+// is not a resourceVersion), other API errors.
 func (s *Source[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
+	if opts.NotifyCaughtUp && !opts.SendInitialEvents && opts.Version != "" {
+		return s.watchCaughtUp(ctx, opts)
+	}
 	return s.openWatch(ctx, opts, "")
 }
 
-// openWatch is [Source.Watch] with a ShardSelector (none if "").
+// openWatch is [Source.Watch] with a ShardSelector (none if ""), without
+// NotifyCaughtUp (see watchCaughtUp).
 func (s *Source[T]) openWatch(ctx context.Context, opts informer.WatchOptions, shardSelector string) (informer.Watcher[T], error) {
 	lo := metav1.ListOptions{
 		ShardSelector:       shardSelector,

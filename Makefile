@@ -10,10 +10,13 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 # source/etcd, built once into a cache outside the repo (see the script).
 # KUBEBUILDER_ASSETS: kube-apiserver (built from the Go module proxy) and
 # etcd for the envtest-based tests of source/k8s, cached the same way.
+# CHROMIUM: headless Chromium for the debug page's browser test
+# (informer/debughttp), Debian's package installed once with apt-get.
 # lint (go vet and staticcheck) runs first: any finding fails the target.
 test: lint
 	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
+	CHROMIUM="$$(scripts/chromium-binary.sh)" && export CHROMIUM && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
 
 # Flaky-test hunt: every package of every module run repeatedly with the

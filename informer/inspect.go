@@ -3,7 +3,9 @@ package informer
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"reflect"
+	"time"
 )
 
 // Inspector is the read-only, type-erased view of an informer that tools
@@ -28,14 +30,27 @@ type Inspector interface {
 	//
 	// Possible errors: the object's JSON encoding failed.
 	ObjectJSON(key string) (data []byte, found bool, err error)
+	// FormattedKeys yields the key of every cached object formatted with
+	// %v (the form ObjectJSON takes), in no specified order. It reads as
+	// [Lister.Keys] does: weakly consistent, without locks (but for waiting
+	// out a relist being applied), holding nothing between keys. A pass
+	// over n keys costs O(n) time and O(1) memory, and allocates nothing
+	// per key for string keys, one short-lived string per key for others.
+	// The iterator may be reused.
+	FormattedKeys() iter.Seq[string]
+	// StuckHandlerThreshold returns [Options.StuckHandlerThreshold] as
+	// defaulted: a handler call running this long is reported stuck (and
+	// counted in [HandlerHealth.StuckCalls]); 0 when stuck calls are
+	// never reported.
+	StuckHandlerThreshold() time.Duration
 }
 
 // IndexStat describes one index of a cache.
 type IndexStat struct {
 	// Name is the index's name.
-	Name string
+	Name string `json:"name"`
 	// Values is the number of distinct values (buckets) the index holds.
-	Values int
+	Values int `json:"values"`
 }
 
 var _ Inspector = (*SharedInformer[string, int])(nil)
@@ -65,6 +80,30 @@ func (inf *SharedInformer[K, T]) ObjectJSON(key string) ([]byte, bool, error) {
 	}
 	return data, true, nil
 }
+
+// FormattedKeys implements [Inspector]; a zero SharedInformer has none.
+func (inf *SharedInformer[K, T]) FormattedKeys() iter.Seq[string] {
+	keys := inf.Lister().Keys()
+	var format func(K) string
+	switch any(*new(K)).(type) {
+	case string:
+		format = func(k K) string { return any(k).(string) }
+	case NamespacedKey:
+		format = func(k K) string { return any(k).(NamespacedKey).String() }
+	default:
+		format = func(k K) string { return fmt.Sprint(k) }
+	}
+	return func(yield func(string) bool) {
+		for k := range keys {
+			if !yield(format(k)) {
+				return
+			}
+		}
+	}
+}
+
+// StuckHandlerThreshold implements [Inspector].
+func (inf *SharedInformer[K, T]) StuckHandlerThreshold() time.Duration { return inf.stuckAt }
 
 // findByFormattedKey finds the object whose key formats (%v) as key.
 func findByFormattedKey[K comparable, T any](l Lister[K, T], key string) (T, bool) {

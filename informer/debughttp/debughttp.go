@@ -1,31 +1,55 @@
 // Package debughttp serves a read-only page that shows what the informers
-// of a [informer.Group] are doing: for each, its types, whether it is
-// running and synced, the version its cache has applied and when, the time
-// of the last list, event and error, queue depth, object count, its indexes
-// with their number of values, and its handlers with their backlog,
-// coalescing, call in progress and stuck calls.
+// of a [informer.Group] are doing, for the engineer on call: one card per
+// informer with its types, whether it is running and synced, the version
+// its cache has applied and when, the last list, event and error, counts
+// of lists, watch restarts and errors by class, queue depth, objects, a
+// restored snapshot still catching up, the last snapshot written, its
+// indexes, and its handlers (backlog, coalescing, call in progress, stuck
+// calls). What needs looking at is listed at the top and on the card, in
+// red (errors) or amber (warnings): see [Problem]. Each informer's keys can
+// be browsed a page at a time and searched, each key linking to its cached
+// object.
 //
 // Mount it in the program's own mux, behind the program's own
 // authentication: it shows cached data (objects included, on request).
 //
 //	mux.Handle("/debug/informers", debughttp.Handler(group))
 //
-// Requests (GET or HEAD; any other method gets 405):
+// [WithMetricsLink] adds a link to the program's metrics. Auto-refresh is
+// off unless the page is asked for it (links at the top set ?refresh=).
 //
-//	/debug/informers                        an HTML table, for people
-//	/debug/informers?format=json            the same as JSON, for machines
-//	/debug/informers?informer=N&key=K       the cached object of informer N
-//	                                        whose key formats (%v) as K, as JSON
+// Requests (GET or HEAD; any other method gets 405). N is an informer's
+// name ([informer.Options].Name, as the page shows it), K a key formatted
+// with %v (for an [informer.NamespacedKey], "namespace/name"):
 //
-// The handler never writes to an informer and never waits for a source or a
-// handler: it reads [informer.Inspector] views, which take a few short locks.
-// It uses the standard library only.
+//	/debug/informers                      the page, for people
+//	/debug/informers?format=json          the same as JSON ([Page]), for machines
+//	/debug/informers?informer=N           informer N's keys, a page at a time,
+//	                                      sorted, each linking to its object;
+//	                                      &format=json: as JSON ([KeysPage])
+//	    &q=S&match=contains|prefix        only the keys containing (or starting
+//	                                      with) S, case-sensitive
+//	    &limit=L                          L keys a page (default 100, at most 1000)
+//	    &after=K | &before=K | &last=1    the page after key K, before key K, the last
+//	/debug/informers?informer=N&key=K     the cached object of informer N whose
+//	                                      key is K, as JSON
+//	&refresh=S                            on an HTML page: reload it every S
+//	                                      seconds (1 to 3600); off without it
+//
+// JSON keys are camelCase throughout. A page of keys is one pass over
+// every key of the informer with O(limit) memory (see [KeysPage] and
+// [DefaultKeysLimit]); the other requests cost what [informer.Inspector]'s
+// views cost. The handler never writes to an informer and never waits for
+// a source or a handler. It uses the standard library only, and
+// html/template escapes everything it shows.
 package debughttp
 
 import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/ginformer/ginformer/informer"
@@ -44,12 +68,36 @@ type Informers []informer.Inspector
 // Inspectors returns the list.
 func (s Informers) Inspectors() []informer.Inspector { return s }
 
-// Handler returns the debug page over src. It is safe for concurrent use.
-func Handler(src Source) http.Handler {
-	return &handler{src: src}
+// Option configures [Handler]. Without any, the page has no metrics link.
+type Option func(*config)
+
+// config is what the Options set.
+type config struct {
+	metricsHref string
 }
 
-type handler struct{ src Source }
+// WithMetricsLink puts a link to the program's metrics (for example
+// "/metrics", or an absolute URL of a dashboard) beside the JSON link at
+// the top of the page. Without it (or with ""), there is no such link.
+func WithMetricsLink(href string) Option {
+	return func(c *config) { c.metricsHref = href }
+}
+
+// Handler returns the debug page over src. It is safe for concurrent use.
+func Handler(src Source, opts ...Option) http.Handler {
+	h := &handler{src: src, scans: make(chan struct{}, 1)}
+	for _, o := range opts {
+		o(&h.cfg)
+	}
+	return h
+}
+
+type handler struct {
+	src Source
+	cfg config
+	// scans holds a token while a key scan runs: one at a time.
+	scans chan struct{}
+}
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -58,40 +106,95 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if name := q.Get("informer"); name != "" || q.Has("key") {
-		h.serveObject(w, name, q.Get("key"))
-		return
+	asJSON := q.Get("format") == "json"
+	switch {
+	case q.Has("key"):
+		h.serveObject(w, q.Get("informer"), q.Get("key"))
+	case q.Has("informer"):
+		h.serveKeys(w, r, q, asJSON)
+	case asJSON:
+		writeJSON(w, http.StatusOK, h.snapshot())
+	default:
+		page := h.snapshot()
+		h.render(w, overviewTemplate, overview{Page: page, Head: h.head(q, "informers")})
 	}
-	page := h.snapshot()
-	if q.Get("format") == "json" {
-		writeJSON(w, http.StatusOK, page)
-		return
+}
+
+// find returns the informer named name.
+func (h *handler) find(name string) (informer.Inspector, bool) {
+	for _, inf := range h.src.Inspectors() {
+		if inf.Health().Name == name {
+			return inf, true
+		}
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pageTemplate.Execute(w, page); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-	}
+	return nil, false
 }
 
 // serveObject writes one cached object as JSON.
 func (h *handler) serveObject(w http.ResponseWriter, name, key string) {
-	for _, inf := range h.src.Inspectors() {
-		if inf.Health().Name != name {
-			continue
-		}
-		data, found, err := inf.ObjectJSON(key)
-		switch {
-		case err != nil:
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-		case !found:
-			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no object with key " + key + " in informer " + name})
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(data)
-		}
+	inf, ok := h.find(name)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no informer named " + name})
 		return
 	}
-	writeJSON(w, http.StatusNotFound, map[string]string{"error": "no informer named " + name})
+	data, found, err := inf.ObjectJSON(key)
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+	case !found:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no object with key " + key + " in informer " + name})
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(data)
+	}
+}
+
+// serveKeys writes a page of an informer's keys.
+func (h *handler) serveKeys(w http.ResponseWriter, r *http.Request, q url.Values, asJSON bool) {
+	fail := func(status int, msg string) {
+		if asJSON {
+			writeJSON(w, status, map[string]string{"error": msg})
+			return
+		}
+		http.Error(w, "debughttp: "+msg, status)
+	}
+	name := q.Get("informer")
+	inf, ok := h.find(name)
+	if !ok {
+		fail(http.StatusNotFound, "no informer named "+name)
+		return
+	}
+	kq, err := parseKeyQuery(q)
+	if err != nil {
+		fail(http.StatusBadRequest, err.Error())
+		return
+	}
+	select {
+	case h.scans <- struct{}{}:
+	case <-r.Context().Done():
+		fail(http.StatusServiceUnavailable, "gave up waiting for another key scan")
+		return
+	}
+	page := scanKeys(inf.FormattedKeys(), kq)
+	<-h.scans
+	page.Informer = name
+	if asJSON {
+		writeJSON(w, http.StatusOK, page)
+		return
+	}
+	h.render(w, keysTemplate, keysView{
+		Head:     h.head(q, "keys of "+name),
+		Page:     page,
+		Informer: view(inf, time.Now()),
+		Links:    page.links(q),
+	})
+}
+
+func (h *handler) render(w http.ResponseWriter, t *template.Template, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := t.Execute(w, data); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -102,131 +205,44 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// Page is the JSON document of ?format=json.
-type Page struct {
-	// Time is when the snapshot was taken.
-	Time      time.Time      `json:"time"`
-	Informers []InformerView `json:"informers"`
+// head is what the top of every HTML page shows.
+type head struct {
+	Title   string
+	Refresh int    // seconds; 0: off
+	Metrics string // href; "": no link
+	// RefreshLinks turn the auto-refresh off or on at a few periods.
+	RefreshLinks []refreshLink
 }
 
-// InformerView is one informer in a [Page]; see [informer.Health] for the
-// meaning of each field. Times are omitted for what has not happened yet.
-type InformerView struct {
-	Name           string               `json:"name"`
-	Types          string               `json:"types"`
-	Running        bool                 `json:"running"`
-	Synced         bool                 `json:"synced"`
-	AppliedVersion string               `json:"appliedVersion,omitempty"`
-	AppliedAt      *time.Time           `json:"appliedAt,omitempty"`
-	LastListAt     *time.Time           `json:"lastListAt,omitempty"`
-	LastEventAt    *time.Time           `json:"lastEventAt,omitempty"`
-	LastError      string               `json:"lastError,omitempty"`
-	LastErrorAt    *time.Time           `json:"lastErrorAt,omitempty"`
-	QueueDepth     int                  `json:"queueDepth"`
-	Objects        int                  `json:"objects"`
-	Indexes        []informer.IndexStat `json:"indexes"`
-	Handlers       []HandlerView        `json:"handlers"`
-	// LongestCall names the handler whose call in progress has run
-	// longest; empty when no handler is in a call.
-	LongestCall string `json:"longestCall,omitempty"`
+type refreshLink struct {
+	Label, Href string
+	Current     bool
 }
 
-// HandlerView is one handler in an [InformerView].
-type HandlerView struct {
-	Name     string `json:"name"`
-	Coalesce bool   `json:"coalesce"`
-	Synced   bool   `json:"synced"`
-	Backlog  int    `json:"backlog"`
-	// RunningSeconds is how long the call in progress has run; 0 when idle.
-	RunningSeconds float64 `json:"runningSeconds"`
-	RunningKey     string  `json:"runningKey,omitempty"`
-	StuckCalls     int64   `json:"stuckCalls"`
-}
+// refreshPeriods are the periods the page offers, in seconds.
+var refreshPeriods = []int{5, 30}
 
-func (h *handler) snapshot() Page {
-	infs := h.src.Inspectors()
-	page := Page{Time: time.Now(), Informers: make([]InformerView, 0, len(infs))}
-	for _, inf := range infs {
-		hl := inf.Health()
-		v := InformerView{
-			Name: hl.Name, Types: inf.Types(), Running: hl.Running, Synced: hl.Synced,
-			AppliedVersion: hl.AppliedVersion, AppliedAt: timeOrNil(hl.AppliedAt),
-			LastListAt: timeOrNil(hl.LastListAt), LastEventAt: timeOrNil(hl.LastEventAt),
-			LastErrorAt: timeOrNil(hl.LastErrorAt),
-			QueueDepth:  hl.QueueDepth, Objects: hl.Objects,
-			Indexes:  inf.IndexStats(),
-			Handlers: make([]HandlerView, 0, len(hl.Handlers)),
-		}
-		if hl.LastError != nil {
-			v.LastError = hl.LastError.Error()
-		}
-		if v.Indexes == nil {
-			v.Indexes = []informer.IndexStat{}
-		}
-		for _, hh := range hl.Handlers {
-			v.Handlers = append(v.Handlers, HandlerView{
-				Name: hh.Name, Coalesce: hh.Coalesce, Synced: hh.Synced, Backlog: hh.Backlog,
-				RunningSeconds: hh.Running.Seconds(), RunningKey: hh.RunningKey, StuckCalls: hh.StuckCalls,
-			})
-		}
-		if longest, ok := hl.LongestCall(); ok {
-			v.LongestCall = longest.Name
-		}
-		page.Informers = append(page.Informers, v)
+// head reads ?refresh= and builds the links that change it, keeping the
+// rest of the query.
+func (h *handler) head(q url.Values, title string) head {
+	hd := head{Title: title, Metrics: h.cfg.metricsHref}
+	if n, err := strconv.Atoi(q.Get("refresh")); err == nil && n >= 1 && n <= 3600 {
+		hd.Refresh = n
 	}
-	return page
-}
-
-func timeOrNil(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
+	with := func(n int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Del("refresh")
+		if n > 0 {
+			v.Set("refresh", strconv.Itoa(n))
+		}
+		return "?" + v.Encode()
 	}
-	return &t
+	hd.RefreshLinks = append(hd.RefreshLinks, refreshLink{Label: "off", Href: with(0), Current: hd.Refresh == 0})
+	for _, n := range refreshPeriods {
+		hd.RefreshLinks = append(hd.RefreshLinks, refreshLink{Label: strconv.Itoa(n) + " s", Href: with(n), Current: hd.Refresh == n})
+	}
+	return hd
 }
-
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"ago": func(t *time.Time, now time.Time) string {
-		if t == nil {
-			return "never"
-		}
-		return now.Sub(*t).Round(time.Millisecond).String() + " ago"
-	},
-	"secs": func(s float64) string {
-		if s == 0 {
-			return "idle"
-		}
-		return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
-	},
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head><meta charset="utf-8"/><title>informers</title>
-<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.bad{color:#b00}</style>
-</head>
-<body>
-<h1>Informers</h1>
-<p>Cached data as of {{.Time.Format "2006-01-02T15:04:05.000Z07:00"}}. <a href="?format=json">JSON</a></p>
-<table id="informers">
-<thead><tr><th>name</th><th>types</th><th>running</th><th>synced</th><th>applied version</th><th>last list</th><th>last event</th><th>last error</th><th>queue</th><th>objects</th><th>indexes (values)</th><th>handlers</th></tr></thead>
-<tbody>
-{{- $now := .Time}}
-{{- range .Informers}}
-<tr>
-<td>{{.Name}}</td><td>{{.Types}}</td><td>{{.Running}}</td><td>{{.Synced}}</td>
-<td>{{.AppliedVersion}} ({{ago .AppliedAt $now}})</td>
-<td>{{ago .LastListAt $now}}</td><td>{{ago .LastEventAt $now}}</td>
-<td>{{if .LastError}}<span class="bad">{{.LastError}}</span> ({{ago .LastErrorAt $now}}){{else}}none{{end}}</td>
-<td>{{.QueueDepth}}</td><td>{{.Objects}}</td>
-<td>{{range .Indexes}}{{.Name}} ({{.Values}})<br/>{{end}}</td>
-<td><table>
-<tr><th>handler</th><th>synced</th><th>coalesce</th><th>backlog</th><th>call in progress</th><th>stuck calls</th></tr>
-{{- range .Handlers}}
-<tr><td>{{.Name}}</td><td>{{.Synced}}</td><td>{{.Coalesce}}</td><td>{{.Backlog}}</td><td>{{secs .RunningSeconds}}{{if .RunningKey}} on {{.RunningKey}}{{end}}</td><td>{{if .StuckCalls}}<span class="bad">{{.StuckCalls}}</span>{{else}}0{{end}}</td></tr>
-{{- end}}
-</table>{{if .LongestCall}}longest call: {{.LongestCall}}{{end}}</td>
-</tr>
-{{- end}}
-</tbody>
-</table>
-</body>
-</html>
-`))

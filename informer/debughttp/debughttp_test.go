@@ -147,6 +147,11 @@ func TestJSON(t *testing.T) {
 	assert.Greater(t, h.RunningSeconds, 0.0)
 	assert.Equal(t, "slow", eps.LongestCall)
 
+	assert.False(t, h.Stuck, "under the default threshold (30 s)")
+	assert.Equal(t, 30.0, eps.StuckThresholdSeconds)
+	assert.Equal(t, int64(1), eps.Lists)
+	assert.Equal(t, []debughttp.Problem{{Level: "warning", Text: "handler slow has not synced: 2 notifications behind"}}, eps.Problems)
+
 	pods := page.Informers[1]
 	assert.Equal(t, "pods", pods.Name)
 	assert.False(t, pods.Synced)
@@ -155,6 +160,43 @@ func TestJSON(t *testing.T) {
 	assert.Nil(t, pods.LastListAt)
 	assert.Empty(t, pods.Handlers)
 	assert.Equal(t, []informer.IndexStat{}, pods.Indexes)
+	assert.Positive(t, pods.Errors[informer.ErrorClassListWatch])
+	require.NotEmpty(t, pods.Problems)
+	assert.Equal(t, "error", pods.Problems[0].Level)
+	assert.Contains(t, pods.Problems[0].Text, "not synced: the source's latest answer")
+}
+
+// Every key of the JSON documents is camelCase: no Go field names.
+func TestJSONCamelCase(t *testing.T) {
+	srv, _ := fixture(t)
+	for _, query := range []string{"?format=json", "?format=json&informer=endpoints"} {
+		_, _, body := get(t, srv.URL+query)
+		var doc any
+		require.NoError(t, json.Unmarshal([]byte(body), &doc))
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, e := range v {
+					if path != ".informers[].errors" { // keyed by error class
+						assert.Regexp(t, `^[a-z][A-Za-z]*$`, k, "%s in %s", path, query)
+					}
+					walk(path+"."+k, e)
+				}
+			case []any:
+				for _, e := range v {
+					walk(path+"[]", e)
+				}
+			}
+		}
+		walk("", doc)
+	}
+	_, _, body := get(t, srv.URL+"?format=json")
+	assert.Contains(t, body, `"indexes": [
+        {
+          "name": "region",
+          "values": 2
+        }`)
 }
 
 func TestHTMLParses(t *testing.T) {
@@ -162,48 +204,41 @@ func TestHTMLParses(t *testing.T) {
 	status, ctype, body := get(t, srv.URL)
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "text/html; charset=utf-8", ctype)
+	assert.True(t, strings.HasPrefix(body, "<!DOCTYPE html>\n"))
+	cards := parseHTML(t, body)
+	assert.Equal(t, []string{"endpoints", "pods"}, cards)
+	assert.Contains(t, body, "pods are forbidden")
+	assert.Contains(t, body, "<code>region</code> (2)")
+	assert.Contains(t, body, " on <code>a</code></td>", "the slow handler's call in progress and its key")
+	assert.Contains(t, body, `href="?informer=endpoints"`, "a link to browse the keys")
+	assert.NotContains(t, body, "http-equiv", "no auto-refresh by default")
+	assert.NotContains(t, body, "metrics-link", "no metrics link without the option")
 
-	// A strict parse (with HTML's void elements and entities): every tag is
-	// closed and nested properly. Collect the first cell of each row of the
-	// informers table.
-	dec := xml.NewDecoder(strings.NewReader(body))
+	status, ctype, body = get(t, srv.URL+"?informer=pods")
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "text/html; charset=utf-8", ctype)
+	assert.Equal(t, []string{"pods"}, parseHTML(t, body))
+	assert.Contains(t, body, "No keys.")
+}
+
+// parseHTML parses page strictly (with HTML's void elements and entities):
+// every tag is closed and nested properly. It returns the data-informer
+// attributes of the informer cards, in order.
+func parseHTML(t *testing.T, page string) []string {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(page))
 	dec.Strict, dec.AutoClose, dec.Entity = true, xml.HTMLAutoClose, xml.HTMLEntity
-	var names []string
-	depth, inTable, cell := 0, false, -1
-	var text strings.Builder
+	var cards []string
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
-			break
+			return cards
 		}
 		require.NoError(t, err, "the page is well-formed")
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			depth++
-			switch {
-			case tok.Name.Local == "table" && attr(tok, "id") == "informers":
-				inTable = true
-			case inTable && tok.Name.Local == "tr" && depth == 5: // html > body > table > tbody > tr
-				cell = 0
-			case inTable && tok.Name.Local == "td" && cell == 0:
-				text.Reset()
-			}
-		case xml.CharData:
-			if cell == 0 {
-				text.Write(tok)
-			}
-		case xml.EndElement:
-			if inTable && tok.Name.Local == "td" && cell == 0 {
-				names = append(names, text.String())
-				cell = 1
-			}
-			depth--
+		if el, ok := tok.(xml.StartElement); ok && el.Name.Local == "section" && strings.HasPrefix(attr(el, "class"), "card ") {
+			cards = append(cards, attr(el, "data-informer"))
 		}
 	}
-	assert.Equal(t, []string{"endpoints", "pods"}, names)
-	assert.Contains(t, body, "pods are forbidden")
-	assert.Contains(t, body, "region (2)")
-	assert.Contains(t, body, " on a</td>", "the slow handler's call in progress and its key")
 }
 
 func attr(e xml.StartElement, name string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/informer/debughttp"
@@ -42,4 +43,41 @@ func ExampleHandler() {
 	<-done
 	// Output:
 	// endpoints (string → *debughttp_test.endpoint): synced=true objects=1
+}
+
+// Browse an informer's keys a page at a time, as JSON: ?informer= takes
+// the informer's name, ?after= the last key of the page before.
+func ExampleHandler_keys() {
+	src, _ := memory.New(memory.Options[string, *endpoint]{KeyFunc: endpointKey})
+	defer src.Close()
+	for _, name := range []string{"e", "b", "d", "a", "c"} {
+		_, _ = src.Put(&endpoint{name, "eu"})
+	}
+	g := informer.NewGroup()
+	_, _ = informer.InformerFor(g, informer.Options[string, *endpoint]{Name: "endpoints", Source: src, KeyFunc: endpointKey})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Run(ctx) }()
+	_ = g.WaitForSync(ctx)
+	srv := httptest.NewServer(debughttp.Handler(g, debughttp.WithMetricsLink("/metrics")))
+	defer srv.Close()
+
+	query := "?informer=endpoints&limit=2&format=json"
+	for {
+		resp, _ := http.Get(srv.URL + query)
+		var page debughttp.KeysPage
+		_ = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		fmt.Printf("keys %d-%d of %d: %v\n", page.Offset+1, page.Offset+len(page.Keys), page.Matched, page.Keys)
+		if !page.HasNext {
+			break
+		}
+		query = "?informer=endpoints&limit=2&format=json&after=" + url.QueryEscape(page.Keys[len(page.Keys)-1])
+	}
+	cancel()
+	<-done
+	// Output:
+	// keys 1-2 of 5: [a b]
+	// keys 3-4 of 5: [c d]
+	// keys 5-5 of 5: [e]
 }

@@ -1,0 +1,290 @@
+package debughttp
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+// Page is the JSON document of ?format=json: every informer of the
+// [Source], in its order.
+type Page struct {
+	// Time is when the snapshot was taken.
+	Time      time.Time      `json:"time"`
+	Informers []InformerView `json:"informers"`
+}
+
+// InformerView is one informer in a [Page]; see [informer.Health] for the
+// meaning of each field. Times are omitted for what has not happened yet.
+type InformerView struct {
+	Name           string     `json:"name"`
+	Types          string     `json:"types"`
+	Running        bool       `json:"running"`
+	Synced         bool       `json:"synced"`
+	AppliedVersion string     `json:"appliedVersion,omitempty"`
+	AppliedAt      *time.Time `json:"appliedAt,omitempty"`
+	LastListAt     *time.Time `json:"lastListAt,omitempty"`
+	LastEventAt    *time.Time `json:"lastEventAt,omitempty"`
+	LastError      string     `json:"lastError,omitempty"`
+	LastErrorAt    *time.Time `json:"lastErrorAt,omitempty"`
+	// Lists counts the complete lists applied since Run started (the
+	// first included), WatchRestarts the watches re-opened without a
+	// relist, Errors the errors survived by class (only classes seen).
+	Lists         int64                         `json:"lists"`
+	WatchRestarts int64                         `json:"watchRestarts"`
+	Errors        map[informer.ErrorClass]int64 `json:"errors,omitempty"`
+	QueueDepth    int                           `json:"queueDepth"`
+	Objects       int                           `json:"objects"`
+	// Restored is true while the cache holds a restored snapshot and has
+	// not caught up with the source; RestoredVersion and RestoredAt stay
+	// set after the catch-up. Snapshot* describe the last snapshot written.
+	Restored        bool       `json:"restored"`
+	RestoredVersion string     `json:"restoredVersion,omitempty"`
+	RestoredAt      *time.Time `json:"restoredAt,omitempty"`
+	SnapshotVersion string     `json:"snapshotVersion,omitempty"`
+	SnapshotAt      *time.Time `json:"snapshotAt,omitempty"`
+	SnapshotBytes   int64      `json:"snapshotBytes,omitempty"`
+	// StuckThresholdSeconds is the informer's StuckHandlerThreshold; 0:
+	// stuck calls are not reported.
+	StuckThresholdSeconds float64              `json:"stuckThresholdSeconds"`
+	Indexes               []informer.IndexStat `json:"indexes"`
+	Handlers              []HandlerView        `json:"handlers"`
+	// LongestCall names the handler whose call in progress has run
+	// longest; empty when no handler is in a call.
+	LongestCall string `json:"longestCall,omitempty"`
+	// Problems lists what an operator should look at, most severe first;
+	// empty when the informer looks healthy (see [Problem]).
+	Problems []Problem `json:"problems"`
+}
+
+// HandlerView is one handler in an [InformerView].
+type HandlerView struct {
+	Name     string `json:"name"`
+	Coalesce bool   `json:"coalesce"`
+	Synced   bool   `json:"synced"`
+	Backlog  int    `json:"backlog"`
+	// RunningSeconds is how long the call in progress has run; 0 when idle.
+	RunningSeconds float64 `json:"runningSeconds"`
+	RunningKey     string  `json:"runningKey,omitempty"`
+	// Stuck is true when the call in progress has run past the
+	// informer's stuck threshold.
+	Stuck      bool  `json:"stuck"`
+	StuckCalls int64 `json:"stuckCalls"`
+}
+
+// Problem is something about an informer an operator should look at.
+//
+// Level "error": the informer is not running; it has not synced (and
+// holds no restored snapshot); a handler's call in progress has run past
+// the stuck threshold; or the source's latest answer was an error (the
+// last error is a list or watch error under five minutes old, newer than
+// the last list and event). Level "warning": it serves a restored
+// snapshot it has not yet caught up from; its last error is under five
+// minutes old but is not the source's latest answer (the source has
+// answered since, or the error is the informer's own: a handler, a key,
+// index or transform function, a snapshot, an object the source could not
+// decode); a handler had calls reported stuck before; a handler of a
+// synced informer has not synced. A stuck handler's report is not
+// repeated as an error while its call goes on.
+type Problem struct {
+	Level string `json:"level"` // "error" or "warning"
+	Text  string `json:"text"`
+}
+
+// The levels of a [Problem].
+const (
+	levelError   = "error"
+	levelWarning = "warning"
+)
+
+// recentError is how long after an error the page flags it.
+const recentError = 5 * time.Minute
+
+func (h *handler) snapshot() Page {
+	infs := h.src.Inspectors()
+	page := Page{Time: time.Now(), Informers: make([]InformerView, 0, len(infs))}
+	for _, inf := range infs {
+		page.Informers = append(page.Informers, view(inf, page.Time))
+	}
+	return page
+}
+
+// view reads one informer.
+func view(inf informer.Inspector, now time.Time) InformerView {
+	hl := inf.Health()
+	threshold := inf.StuckHandlerThreshold()
+	v := InformerView{
+		Name: hl.Name, Types: inf.Types(), Running: hl.Running, Synced: hl.Synced,
+		AppliedVersion: hl.AppliedVersion, AppliedAt: timeOrNil(hl.AppliedAt),
+		LastListAt: timeOrNil(hl.LastListAt), LastEventAt: timeOrNil(hl.LastEventAt),
+		LastErrorAt: timeOrNil(hl.LastErrorAt),
+		Lists:       hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
+		QueueDepth: hl.QueueDepth, Objects: hl.Objects,
+		Restored: hl.Restored, RestoredVersion: hl.RestoredVersion, RestoredAt: timeOrNil(hl.RestoredAt),
+		SnapshotVersion: hl.SnapshotVersion, SnapshotAt: timeOrNil(hl.SnapshotAt), SnapshotBytes: hl.SnapshotBytes,
+		StuckThresholdSeconds: threshold.Seconds(),
+		Indexes:               inf.IndexStats(),
+		Handlers:              make([]HandlerView, 0, len(hl.Handlers)),
+	}
+	if hl.LastError != nil {
+		v.LastError = hl.LastError.Error()
+	}
+	if v.Indexes == nil {
+		v.Indexes = []informer.IndexStat{}
+	}
+	for _, hh := range hl.Handlers {
+		v.Handlers = append(v.Handlers, HandlerView{
+			Name: hh.Name, Coalesce: hh.Coalesce, Synced: hh.Synced, Backlog: hh.Backlog,
+			RunningSeconds: hh.Running.Seconds(), RunningKey: hh.RunningKey,
+			Stuck:      threshold > 0 && hh.Running >= threshold,
+			StuckCalls: hh.StuckCalls,
+		})
+	}
+	if longest, ok := hl.LongestCall(); ok {
+		v.LongestCall = longest.Name
+	}
+	v.Problems = problems(hl, v.Handlers, threshold, now)
+	return v
+}
+
+// problems judges an informer, errors first (see [Problem]).
+func problems(hl informer.Health, handlers []HandlerView, threshold time.Duration, now time.Time) []Problem {
+	var errs, warns []Problem
+	add := func(level, format string, args ...any) {
+		p := Problem{Level: level, Text: fmt.Sprintf(format, args...)}
+		if level == levelError {
+			errs = append(errs, p)
+		} else {
+			warns = append(warns, p)
+		}
+	}
+	failing := sourceFailing(hl)
+	errorTold := false // the last error is in a problem already
+	if !hl.Running {
+		add(levelError, "not running")
+	}
+	switch {
+	case hl.Synced:
+	case hl.Restored:
+		add(levelWarning, "serving a snapshot restored %s: not synced until it catches up with the source",
+			ago(timeOrNil(hl.RestoredAt), now))
+	case failing:
+		add(levelError, "not synced: the source's latest answer, %s, was an error: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		errorTold = true
+	case hl.LastListAt.IsZero():
+		add(levelError, "not synced: waiting for the source's first list")
+	default:
+		add(levelError, "not synced: applying the first list (%d keys queued)", hl.QueueDepth)
+	}
+	stuckNow := false
+	for _, h := range handlers {
+		switch {
+		case h.Stuck:
+			stuckNow = true
+			add(levelError, "handler %s is stuck: its call on key %s has run %s (threshold %s)",
+				h.Name, h.RunningKey, secs(h.RunningSeconds), threshold)
+		case h.StuckCalls > 0:
+			add(levelWarning, "handler %s: %d calls ran past the stuck threshold (%s)", h.Name, h.StuckCalls, threshold)
+		}
+		if hl.Synced && !h.Synced {
+			add(levelWarning, "handler %s has not synced: %d notifications behind", h.Name, h.Backlog)
+		}
+	}
+	switch {
+	case errorTold || hl.LastError == nil || now.Sub(hl.LastErrorAt) >= recentError:
+	case stuckNow && errors.Is(hl.LastError, informer.ErrHandlerStuck): // told above
+	case failing:
+		add(levelError, "the source's latest answer, %s, was an error: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+	default:
+		add(levelWarning, "error %s: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+	}
+	return append(append(make([]Problem, 0, len(errs)+len(warns)), errs...), warns...)
+}
+
+// sourceFailing reports whether the source's latest answer was an error:
+// the last error is newer than the last list and event, and is none of the
+// errors the informer meets on its own side (handlers, key, index and
+// transform functions, snapshots, the mutation detector) nor an object the
+// source skipped.
+func sourceFailing(hl informer.Health) bool {
+	if hl.LastError == nil || !hl.LastErrorAt.After(hl.LastListAt) || !hl.LastErrorAt.After(hl.LastEventAt) {
+		return false
+	}
+	for _, own := range []error{
+		informer.ErrHandlerStuck, informer.ErrHandlerPanic, informer.ErrKeyFunc, informer.ErrIndexFunc,
+		informer.ErrTransform, informer.ErrSnapshot, informer.ErrCacheMutated, informer.ErrDecode,
+	} {
+		if errors.Is(hl.LastError, own) {
+			return false
+		}
+	}
+	return true
+}
+
+// Level returns the most severe level of the informer's problems: "error",
+// "warning" or "ok". The HTML page colours the informer's card with it.
+func (v InformerView) Level() string {
+	level := "ok"
+	for _, p := range v.Problems {
+		if p.Level == levelError {
+			return levelError
+		}
+		level = levelWarning
+	}
+	return level
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// ago formats how long before now t was, to a precision that suits it.
+func ago(t *time.Time, now time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return short(now.Sub(*t)) + " ago"
+}
+
+// secs formats a call's running time.
+func secs(s float64) string {
+	if s == 0 {
+		return "idle"
+	}
+	return short(time.Duration(s * float64(time.Second)))
+}
+
+// short rounds d for a person: milliseconds under a second, tenths under
+// a minute, seconds above.
+func short(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// bytes formats a size in KiB, MiB or GiB.
+func bytes(n int64) string {
+	const k = 1024
+	switch {
+	case n < k:
+		return fmt.Sprintf("%d B", n)
+	case n < k*k:
+		return fmt.Sprintf("%.1f KiB", float64(n)/k)
+	case n < k*k*k:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(k*k))
+	default:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
+	}
+}

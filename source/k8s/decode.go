@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
 )
 
@@ -236,15 +237,29 @@ func parallel(n int, fn func(i int, scratch *[]byte)) {
 	wg.Wait()
 }
 
-// decodeErrors counts and logs the objects a source could not decode.
+// decodeErrors counts and reports the objects a source could not decode.
 type decodeErrors struct {
 	n       atomic.Uint64
 	log     logr.Logger
 	limiter lograte.Limiter
 }
 
-// report counts err and logs it, within the rate limit.
-func (d *decodeErrors) report(_ context.Context, err error) {
+// report counts err and reports it, marked with [informer.ErrDecode], to the
+// informer listing or watching the source (ctx is the List or Watch call's:
+// [informer.ReportSourceError]), which logs it; without one it logs it
+// itself, within the rate limit.
+func (d *decodeErrors) report(ctx context.Context, err error) {
 	d.n.Add(1)
-	d.limiter.Error(d.log, "decode", err, "k8s: an object from the server does not decode")
+	err = decodeError{err}
+	if !informer.ReportSourceError(ctx, err) {
+		d.limiter.Error(d.log, "decode", err, "k8s: an object from the server does not decode")
+	}
 }
+
+// decodeError marks an object that does not decode with
+// [informer.ErrDecode], so that an informer counts it under
+// [informer.ErrorClassDecode]; its message is the cause's.
+type decodeError struct{ err error }
+
+func (e decodeError) Error() string   { return e.err.Error() }
+func (e decodeError) Unwrap() []error { return []error{e.err, informer.ErrDecode} }

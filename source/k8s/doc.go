@@ -34,8 +34,11 @@
 // are dropped by default ([Options.KeepManagedFields]): the one default that
 // differs from client-go. Cached objects share values, as they share them
 // in any informer: never modify one (DeepCopy first). Objects that do not
-// decode are logged, counted ([Source.DecodeErrors]) and left out; a
-// deletion is delivered with the object's metadata even then.
+// decode are counted ([Source.DecodeErrors]), reported to the informer
+// ([informer.ReportSourceError], wrapping [informer.ErrDecode]: its metrics
+// under class decode, its Health, ErrorHandler and log; logged by the
+// source only when no informer listens) and left out; a deletion is
+// delivered with the object's metadata even then.
 // [NewProjection] caches a struct that declares only the fields a controller
 // reads. docs/k8s.md has the design, docs/benchmarks.md the measurements.
 //

@@ -42,7 +42,8 @@ import (
 // decoded as [New] decodes those of generated typed clients: on all cores,
 // managedFields dropped unless [Options.KeepManagedFields], repeated
 // strings shared unless [Options.DisableStringSharing], an object that does
-// not decode logged, counted ([Source.DecodeErrors]) and left out (a
+// not decode counted ([Source.DecodeErrors]), reported (to the informer:
+// class decode) and left out (a
 // deletion still delivered with the object's metadata). [Source.Decoding]
 // is always true; [Options.DisableDecoding] does not apply.
 //

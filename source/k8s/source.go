@@ -73,8 +73,9 @@ type Source[T Object] struct {
 func (s *Source[T]) Decoding() bool { return s.decoding }
 
 // DecodeErrors returns how many objects from the server did not decode
-// since the source was made: each was logged, and left out of its list or
-// watch (a deletion is still delivered, with the object's metadata only).
+// since the source was made: each was reported (see the package doc), and
+// left out of its list or watch (a deletion is still delivered, with the
+// object's metadata only).
 // Only a source that decodes itself ([Source.Decoding]) counts them; the
 // client's own decoders fail the whole list or watch instead.
 func (s *Source[T]) DecodeErrors() uint64 { return s.bad.n.Load() }
@@ -113,8 +114,8 @@ var _ informer.Source[*unstructured.Unstructured] = (*Source[*unstructured.Unstr
 //   - managedFields are skipped in the protobuf bytes before decoding
 //     (unless [Options.KeepManagedFields]);
 //   - repeated strings are shared between objects ([Options.DisableStringSharing]);
-//   - an object that does not decode is logged and counted
-//     ([Source.DecodeErrors]) and left out, and a deletion whose object does
+//   - an object that does not decode is counted ([Source.DecodeErrors]),
+//     reported (see the package doc) and left out, and a deletion whose object does
 //     not decode is delivered with the object's metadata, so no deletion is
 //     lost. client-go's decoders fail the whole list or watch instead.
 //

@@ -183,6 +183,7 @@ func queryWorkloads(cfg Config) []Workload {
 		}
 	}
 	var ws []Workload
+	byLabel := giIndexes()[1] // the labels index, as declared on gi
 	for _, q := range []struct {
 		match        int
 		index, value string
@@ -205,7 +206,7 @@ func queryWorkloads(cfg Config) []Workload {
 					// then allocate nothing (ByIndex also returns an error,
 					// which costs 2 small allocations per call).
 					var err error
-					if ref, err = gi.IndexRef(q.index); err != nil {
+					if ref, err = gi.IndexRef(byLabel); err != nil {
 						panic(err)
 					}
 				}

@@ -133,7 +133,7 @@ func (h *harness) nodeQuery() func(node string) int {
 			return sink
 		}
 	}
-	ref, err := h.giInf.Lister().IndexRef(nodeIndex)
+	ref, err := h.giInf.Lister().IndexRef(giNodeIndex())
 	if err != nil {
 		panic(err)
 	}

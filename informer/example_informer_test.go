@@ -26,14 +26,18 @@ func ExampleNewSharedInformer() {
 		_, _ = src.Put(s)
 	}
 
+	byRegion := informer.NewIndex("region", func(dst []string, s *Service) ([]string, error) {
+		return append(dst, s.Region), nil
+	})
 	inf, err := informer.NewSharedInformer(informer.Options[string, *Service]{
 		Source:  src,
 		KeyFunc: serviceKey,
-		Indexes: []informer.Index[*Service]{{
-			Name: "region",
-			Func: func(dst []string, s *Service) ([]string, error) { return append(dst, s.Region), nil },
-		}},
+		Indexes: []informer.Index[*Service]{byRegion},
 	})
+	if err != nil {
+		panic(err)
+	}
+	region, err := inf.Lister().IndexRef(byRegion) // once; the queries cannot fail
 	if err != nil {
 		panic(err)
 	}
@@ -56,8 +60,7 @@ func ExampleNewSharedInformer() {
 	slices.Sort(added)
 	fmt.Println(added)
 	mu.Unlock()
-	euWest, _ := inf.Lister().IndexKeys("region", "eu-west")
-	fmt.Println(slices.Sorted(euWest))
+	fmt.Println(slices.Sorted(region.Keys("eu-west")))
 
 	cancel()
 	<-done // Run returns once every goroutine it started has exited

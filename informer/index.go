@@ -21,9 +21,39 @@ type IndexFunc[T any] func(dst []string, obj T) ([]string, error)
 // Index declares a secondary index: a name, unique within a store, and the
 // function giving each object's values in it. A multi-value index (one value
 // per label, say) simply appends several values.
+//
+// An Index is also the handle its queries go through. Declare it once, as a
+// variable (see [NewIndex]); give it to the cache ([Options].Indexes,
+// [IndexerOptions].Indexes or AddIndexes); bind it to the cache's [Lister]
+// with [Lister.IndexRef], the one step that can fail (the index is not
+// declared there), once, at setup. The [IndexRef] it returns queries with
+// no error to check, no lock and no allocation:
+//
+//	byRegion := informer.NewIndex("region", func(dst []string, s *Service) ([]string, error) {
+//		return append(dst, s.Region), nil
+//	})
+//	inf, err := informer.NewSharedInformer(informer.Options[string, *Service]{
+//		// Source, KeyFunc...
+//		Indexes: []informer.Index[*Service]{byRegion},
+//	})
+//	region, err := inf.Lister().IndexRef(byRegion)
+//	for name, s := range region.ByValue("eu-west") { ... }
+//
+// The Lister's methods that take an index by name ([Lister.ByIndex] and
+// the others) serve compatibility layers and tools that know indexes only
+// by name.
 type Index[T any] struct {
+	// Name identifies the index in its store, and in metrics, the debug
+	// page and errors. Required.
 	Name string
+	// Func computes an object's values. Required.
 	Func IndexFunc[T]
+}
+
+// NewIndex returns the declaration of the index name whose values f
+// computes: Index[T]{Name: name, Func: f}, with T inferred from f.
+func NewIndex[T any](name string, f IndexFunc[T]) Index[T] {
+	return Index[T]{Name: name, Func: f}
 }
 
 // The index structures behind [Indexer].

@@ -30,14 +30,31 @@ type Lister[K comparable, T any] interface {
 	Keys() iter.Seq[K]
 	// List returns a copy of every object, taken as one consistent snapshot.
 	List() []T
-	// ByIndex yields the objects whose index values include value.
+
+	// IndexRef binds idx, an index declared on this cache, to it: the
+	// typed way to query an index, and the only step that can fail
+	// ([ErrIndexNotFound]); the [IndexRef]'s queries cannot, and allocate
+	// nothing. See [Index].
+	IndexRef(idx Index[T]) (IndexRef[K, T], error)
+
+	// The by-name queries, for compatibility layers and tools that know an
+	// index only by its name (client-go's Indexer in source/k8s/compat, a
+	// debug page). Each returns an error (ErrIndexNotFound for an unknown
+	// name) beside its iterator, and allocates on every call (ByIndex,
+	// IndexKeys and IndexValues two small objects, Index what the index
+	// function does and more); programs that declare their indexes use
+	// IndexRef.
+
+	// ByIndex yields the objects whose values in the named index include
+	// value ([IndexRef.ByValue] by name).
 	ByIndex(index, value string) (iter.Seq2[K, T], error)
-	// IndexKeys yields the keys of the objects whose index values include value.
+	// IndexKeys yields their keys ([IndexRef.Keys] by name).
 	IndexKeys(index, value string) (iter.Seq[K], error)
-	// IndexValues yields every value the index currently holds.
+	// IndexValues yields every value the named index holds
+	// ([IndexRef.Values] by name).
 	IndexValues(index string) (iter.Seq[string], error)
-	// Index yields the objects sharing at least one index value with obj.
+	// Index yields the objects sharing at least one value of the named
+	// index with obj, each once (client-go's Index); the index function
+	// runs on obj, so it also fails with [ErrIndexFunc].
 	Index(index string, obj T) (iter.Seq2[K, T], error)
-	// IndexRef resolves an index once for allocation-free queries.
-	IndexRef(index string) (IndexRef[K, T], error)
 }

@@ -149,7 +149,7 @@ func BenchmarkIndexerByIndex(b *testing.B) {
 // IndexRef, whose query allocates nothing.
 func BenchmarkIndexerIndexRef(b *testing.B) {
 	s := benchIndexer(b, benchPods(100_000))
-	labels, err := s.IndexRef(labelsIndex)
+	labels, err := s.IndexRef(NewIndex(labelsIndex, labelsIndexFunc))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -247,6 +247,12 @@ func (s *Indexer[K, T]) Keys() iter.Seq[K] {
 // of its part (see [Indexer]). An unknown value yields nothing. The iterator
 // allocates nothing per object and takes no lock.
 //
+// ByIndex is [IndexRef.ByValue] by name, for compatibility layers and tools
+// that know indexes only by name: a program that declares its indexes binds
+// each once ([Indexer.IndexRef]) and queries with no error to check and no
+// allocation (ByIndex costs two small ones per call, for its caller's loop
+// body, which escapes because ByIndex returns an error too).
+//
 // Possible errors: [ErrIndexNotFound]; the iterator returned with it is not
 // nil and yields nothing.
 func (s *Indexer[K, T]) ByIndex(index, value string) (iter.Seq2[K, T], error) {
@@ -262,7 +268,7 @@ func (s *Indexer[K, T]) ByIndex(index, value string) (iter.Seq2[K, T], error) {
 	return func(yield func(K, T) bool) { s.rangeBucket(ord, value, yield) }, err
 }
 
-// IndexKeys is [Indexer.ByIndex] for keys only.
+// IndexKeys is [Indexer.ByIndex] for keys only: [IndexRef.Keys] by name.
 //
 // Possible errors: [ErrIndexNotFound]; the iterator returned with it is not
 // nil and yields nothing.
@@ -281,7 +287,7 @@ func (s *Indexer[K, T]) IndexKeys(index, value string) (iter.Seq[K], error) {
 // index: those with at least one object (client-go's ListIndexFuncValues).
 // It is weakly consistent like [Indexer.All]: a value present for the whole
 // iteration is yielded once. The order is not specified; the iterator may be
-// reused.
+// reused. It is [IndexRef.Values] by name.
 //
 // Possible errors: [ErrIndexNotFound]; the iterator returned with it is not
 // nil and yields nothing.
@@ -295,8 +301,8 @@ func (s *Indexer[K, T]) IndexValues(index string) (iter.Seq[string], error) {
 }
 
 // rangeValues yields the values of index ord; nothing for an ordinal out of
-// range. Values are copied in chunks like objects, so that no bucket is
-// referenced while yielding.
+// range. It reads the index table's slot array by position (swmr.Table.All):
+// a bucket's value never changes, so nothing needs copying.
 func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
 	st := s.st.Load()
 	if st == nil || ord < 0 || ord >= len(st.indexes) {
@@ -312,7 +318,9 @@ func (s *Indexer[K, T]) rangeValues(ord int, yield func(string) bool) {
 // Index returns an iterator over the objects that share at least one of
 // obj's values in the named index (client-go's Index), each yielded once,
 // with the guarantees of [Indexer.ByIndex] for each value. The index
-// function runs on obj when Index is called, outside any lock.
+// function runs on obj when Index is called, outside any lock. It serves
+// compatibility layers, by name; with an [IndexRef], range over
+// [IndexRef.ByValue] for each value the index's Func gives obj.
 //
 // Possible errors: [ErrIndexNotFound], [ErrIndexFunc] (the function failed
 // on obj); the iterator returned with either is not nil and yields nothing.

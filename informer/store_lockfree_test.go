@@ -18,7 +18,7 @@ func TestIndexerReadsTakeNoLock(t *testing.T) {
 	for i := range 200 {
 		require.NoError(t, s.Add(pod("ns", fmt.Sprintf("p%03d", i), "app=a", "tier="+strconv.Itoa(i%3))))
 	}
-	ref, err := s.IndexRef(labelsIndex)
+	ref, err := s.IndexRef(NewIndex(labelsIndex, labelsIndexFunc))
 	require.NoError(t, err)
 	s.mu.Lock()
 	defer s.mu.Unlock()

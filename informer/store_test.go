@@ -529,30 +529,81 @@ func TestIndexerIndexRef(t *testing.T) {
 	for _, p := range benchPods(300) {
 		require.NoError(t, s.Add(p))
 	}
-	_, err := s.IndexRef("nope")
+	byLabel := NewIndex(labelsIndex, labelsIndexFunc)
+
+	// Binding fails only for an index the store does not have.
+	_, err := s.IndexRef(NewIndex("nope", labelsIndexFunc))
 	require.ErrorIs(t, err, ErrIndexNotFound)
+	_, err = (&Indexer[NamespacedKey, *testPod]{}).IndexRef(byLabel)
+	require.ErrorIs(t, err, ErrIndexNotFound, "the zero Indexer has no index")
+
 	var zero IndexRef[NamespacedKey, *testPod]
+	assert.Empty(t, slices.Collect(zero.Keys("x")), "the zero IndexRef yields nothing")
+	assert.Empty(t, slices.Collect(zero.Values()))
 	for range zero.ByValue("x") {
 		t.Fatal("the zero IndexRef yields nothing")
 	}
-	ref, err := s.IndexRef(labelsIndex)
+
+	ref, err := s.IndexRef(byLabel)
 	require.NoError(t, err)
 	want, err := s.IndexKeys(labelsIndex, "app=app-1")
 	require.NoError(t, err)
 	var got []NamespacedKey
-	for k := range ref.ByValue("app=app-1") {
+	for k, p := range ref.ByValue("app=app-1") {
+		assert.Equal(t, "app-1", p.Labels["app"])
 		got = append(got, k)
 	}
 	assert.ElementsMatch(t, slices.Collect(want), got)
 	assert.Len(t, got, 100)
-	allocs := testing.AllocsPerRun(100, func() {
-		n := 0
-		for range ref.ByValue("app=app-2") {
-			n++
-		}
-		if n != 100 {
-			t.Fatal(n)
-		}
-	})
-	assert.Zero(t, allocs, "an IndexRef query allocates nothing")
+	assert.ElementsMatch(t, got, slices.Collect(ref.Keys("app=app-1")))
+	assert.Empty(t, slices.Collect(ref.Keys("app=none")))
+	wantVals, err := s.IndexValues(labelsIndex)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, slices.Collect(wantVals), slices.Collect(ref.Values()))
+	assert.Len(t, slices.Collect(ref.Values()), 3+10+300) // app, tier, pod
+
+	// The ref survives a relist, and an index added later binds once added.
+	require.NoError(t, s.Replace(benchPods(100)))
+	assert.Len(t, slices.Collect(ref.Keys("app=app-0")), 100)
+	byNs := NewIndex("ns2", nsIndexFunc)
+	_, err = s.IndexRef(byNs)
+	require.ErrorIs(t, err, ErrIndexNotFound)
+	require.NoError(t, s.AddIndexes(byNs))
+	nsRef, err := s.IndexRef(byNs)
+	require.NoError(t, err)
+	nsWant, err := s.IndexKeys(nsIndex, "ns-3")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, slices.Collect(nsWant), slices.Collect(nsRef.Keys("ns-3")))
+
+	// No query allocates.
+	for name, query := range map[string]func() int{
+		"ByValue": func() int {
+			n := 0
+			for range ref.ByValue("app=app-0") {
+				n++
+			}
+			return n
+		},
+		"Keys": func() int {
+			n := 0
+			for range ref.Keys("app=app-0") {
+				n++
+			}
+			return n
+		},
+		"Values": func() int {
+			n := 0
+			for range ref.Values() {
+				n++
+			}
+			return n - 1 - 10 // app=app-0, 10 tiers and 100 pod names
+		},
+	} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if n := query(); n != 100 {
+				t.Fatal(name, n)
+			}
+		})
+		assert.Zero(t, allocs, "an IndexRef query allocates nothing: %s", name)
+	}
 }

@@ -40,16 +40,20 @@ func run(d *demo.Demo) error {
 	}
 	defer src.Close()
 
-	// 2. The informer: a typed cache with two secondary indexes.
+	// 2. The informer: a typed cache with two secondary indexes, each
+	//    declared once, then bound to the cache for its queries.
+	byRegion := informer.NewIndex("region", func(dst []string, e *Endpoint) ([]string, error) { return append(dst, e.Region), nil })
+	byStatus := informer.NewIndex("status", func(dst []string, e *Endpoint) ([]string, error) { return append(dst, e.Status), nil })
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *Endpoint]{
 		Name:    "endpoints",
 		Source:  src,
 		KeyFunc: key,
-		Indexes: []informer.Index[*Endpoint]{
-			{Name: "region", Func: func(dst []string, e *Endpoint) ([]string, error) { return append(dst, e.Region), nil }},
-			{Name: "status", Func: func(dst []string, e *Endpoint) ([]string, error) { return append(dst, e.Status), nil }},
-		},
+		Indexes: []informer.Index[*Endpoint]{byRegion, byStatus},
 	})
+	if err != nil {
+		return err
+	}
+	status, err := inf.Lister().IndexRef(byStatus) // fails only if byStatus is not declared on inf
 	if err != nil {
 		return err
 	}
@@ -107,9 +111,8 @@ func run(d *demo.Demo) error {
 		src.Delete(informer.NamespacedKey{Namespace: demo.ServiceOf(i), Name: fmt.Sprintf("ep-%d", i)})
 		return nil
 	}, func(elapsed time.Duration) {
-		ready, _ := inf.Lister().IndexKeys("status", "ready")
-		down, _ := inf.Lister().IndexKeys("status", "down")
-		d.Say("[%2.0fs] %d endpoints, %d ready, down: %v", elapsed.Seconds(), inf.Lister().Len(), demo.Count(ready), demo.First(down, 3))
+		d.Say("[%2.0fs] %d endpoints, %d ready, down: %v", elapsed.Seconds(), inf.Lister().Len(),
+			demo.Count(status.Keys("ready")), demo.First(status.Keys("down"), 3))
 	})
 	if err != nil {
 		return err

@@ -159,14 +159,12 @@ func (d *Demo) Write(write func() error, progress func(elapsed time.Duration)) (
 }
 
 // Progress says how many endpoints the cache holds, how many are ready
-// and in eu-west, and the first three that are down, from the "status"
-// and "region" indexes.
-func Progress[K comparable, T any](d *Demo, elapsed time.Duration, cache informer.Lister[K, T]) {
-	ready, _ := cache.IndexKeys("status", "ready")
-	down, _ := cache.IndexKeys("status", "down")
-	eu, _ := cache.IndexKeys("region", "eu-west")
+// and in eu-west, and the first three that are down, from the cache's
+// "region" and "status" indexes (indexed with [ByRegion] and [ByStatus]),
+// bound with Lister.IndexRef.
+func Progress[K comparable, T any](d *Demo, elapsed time.Duration, cache informer.Lister[K, T], region, status informer.IndexRef[K, T]) {
 	d.Say("[%2.0fs] %d endpoints, %d ready, %d in eu-west, down: %v", elapsed.Seconds(),
-		cache.Len(), Count(ready), Count(eu), First(down, 3))
+		cache.Len(), Count(status.Keys("ready")), Count(region.Keys("eu-west")), First(status.Keys("down"), 3))
 }
 
 // WaitForVersion waits, at most 10 s, until inf has applied version.

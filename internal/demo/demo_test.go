@@ -43,13 +43,20 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	byRegion := informer.NewIndex("region", func(dst []string, e *Endpoint) ([]string, error) { return ByRegion(dst, *e) })
+	byStatus := informer.NewIndex("status", func(dst []string, e *Endpoint) ([]string, error) { return ByStatus(dst, *e) })
 	inf, err := informer.NewSharedInformer(informer.Options[string, *Endpoint]{
 		Name: "endpoints", Source: src, KeyFunc: key,
-		Indexes: []informer.Index[*Endpoint]{
-			{Name: "region", Func: func(dst []string, e *Endpoint) ([]string, error) { return ByRegion(dst, *e) }},
-			{Name: "status", Func: func(dst []string, e *Endpoint) ([]string, error) { return ByStatus(dst, *e) }},
-		},
+		Indexes: []informer.Index[*Endpoint]{byRegion, byStatus},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	region, err := inf.Lister().IndexRef(byRegion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := inf.Lister().IndexRef(byStatus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +78,7 @@ func TestRun(t *testing.T) {
 		e := NewEndpoint(rng, rng.IntN(50))
 		_, err := src.Put(&e)
 		return err
-	}, func(elapsed time.Duration) { Progress(d, elapsed, inf.Lister()) })
+	}, func(elapsed time.Duration) { Progress(d, elapsed, inf.Lister(), region, status) })
 	if err != nil || writes == 0 {
 		t.Fatalf("Write = %d, %v", writes, err)
 	}

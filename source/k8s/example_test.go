@@ -49,24 +49,29 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
+	byNode := k8s.FieldIndex("node", func(p *corev1.Pod) string { return p.Spec.NodeName })
+	byApp := k8s.LabelIndex[*corev1.Pod]("app")
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
 		Source:  src,
 		KeyFunc: k8s.Key[*corev1.Pod],
-		Indexes: []informer.Index[*corev1.Pod]{
-			k8s.FieldIndex("node", func(p *corev1.Pod) string { return p.Spec.NodeName }),
-			k8s.LabelIndex[*corev1.Pod]("app"),
-		},
+		Indexes: []informer.Index[*corev1.Pod]{byNode, byApp},
 	})
+	if err != nil {
+		panic(err)
+	}
+	node, err := inf.Lister().IndexRef(byNode) // once; its queries cannot fail
+	if err != nil {
+		panic(err)
+	}
+	app, err := inf.Lister().IndexRef(byApp)
 	if err != nil {
 		panic(err)
 	}
 	stop := runUntilSynced(inf)
 	defer stop()
 
-	onNodeA, _ := inf.Lister().IndexKeys("node", "node-a")
-	fmt.Println("node-a:", slices.Sorted(keyStrings(onNodeA)))
-	web, _ := inf.Lister().IndexKeys(k8s.LabelIndexName("app"), "web")
-	fmt.Println("app=web:", slices.Sorted(keyStrings(web)))
+	fmt.Println("node-a:", slices.Sorted(keyStrings(node.Keys("node-a"))))
+	fmt.Println("app=web:", slices.Sorted(keyStrings(app.Keys("web"))))
 	pod, _ := inf.Lister().Get(informer.NamespacedKey{Namespace: "default", Name: "db-1"})
 	fmt.Println("db-1 runs on", pod.Spec.NodeName)
 	// Output:
@@ -129,18 +134,22 @@ func ExampleNewMetadata() {
 	if err != nil {
 		panic(err)
 	}
+	byNamespace := k8s.NamespaceIndex[*metav1.PartialObjectMetadata]()
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *metav1.PartialObjectMetadata]{
 		Source:  src,
 		KeyFunc: k8s.Key[*metav1.PartialObjectMetadata],
-		Indexes: []informer.Index[*metav1.PartialObjectMetadata]{k8s.NamespaceIndex[*metav1.PartialObjectMetadata]()},
+		Indexes: []informer.Index[*metav1.PartialObjectMetadata]{byNamespace},
 	})
+	if err != nil {
+		panic(err)
+	}
+	namespace, err := inf.Lister().IndexRef(byNamespace)
 	if err != nil {
 		panic(err)
 	}
 	stop := runUntilSynced(inf)
 	defer stop()
-	keys, _ := inf.Lister().IndexKeys(k8s.IndexNamespace, "default")
-	for k := range keys {
+	for k := range namespace.Keys("default") {
 		obj, _ := inf.Lister().Get(k)
 		fmt.Println(k, obj.Labels["app"])
 	}

@@ -34,8 +34,12 @@ const (
 )
 
 // NamespaceIndex indexes objects by namespace (cluster-scoped objects are
-// not indexed). Query it with the namespace:
-// lister.ByIndex(k8s.IndexNamespace, "default").
+// not indexed). Query it with the namespace, through the declaration given
+// to the informer, bound once:
+//
+//	byNamespace := k8s.NamespaceIndex[*corev1.Pod]() // in Options.Indexes
+//	namespace, err := inf.Lister().IndexRef(byNamespace)
+//	for key, pod := range namespace.ByValue("default") { ... }
 func NamespaceIndex[T metav1.Object]() informer.Index[T] {
 	return informer.Index[T]{Name: IndexNamespace, Func: func(dst []string, obj T) ([]string, error) {
 		if ns := obj.GetNamespace(); ns != "" {
@@ -61,7 +65,8 @@ func LabelIndexName(label string) string { return labelIndexPrefix + label }
 
 // OwnerIndex indexes objects by the UIDs of their owner references (every
 // owner, controller or not), the lookup a controller does from an owner to
-// what it owns: lister.ByIndex(k8s.IndexOwner, string(owner.GetUID())).
+// what it owns: owned.ByValue(string(owner.GetUID())), where owned is the
+// [informer.IndexRef] that Lister.IndexRef returned for this index.
 func OwnerIndex[T metav1.Object]() informer.Index[T] {
 	return informer.Index[T]{Name: IndexOwner, Func: func(dst []string, obj T) ([]string, error) {
 		for _, ref := range obj.GetOwnerReferences() {

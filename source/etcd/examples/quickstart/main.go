@@ -71,13 +71,23 @@ func run(d *demo.Demo, endpoints string) error {
 		return err
 	}
 
-	// 3. The informer: a typed cache keyed by the etcd key, two indexes.
+	// 3. The informer: a typed cache keyed by the etcd key, two indexes
+	//    (each declared once, then bound to the cache for its queries).
+	byRegion, byStatus := etcd.Index("region", demo.ByRegion), etcd.Index("status", demo.ByStatus)
 	inf, err := informer.NewSharedInformer(informer.Options[string, Obj]{
 		Name:    "endpoints",
 		Source:  src,
 		KeyFunc: etcd.KeyFunc[Endpoint],
-		Indexes: []informer.Index[Obj]{etcd.Index("region", demo.ByRegion), etcd.Index("status", demo.ByStatus)},
+		Indexes: []informer.Index[Obj]{byRegion, byStatus},
 	})
+	if err != nil {
+		return err
+	}
+	region, err := inf.Lister().IndexRef(byRegion) // fails only if byRegion is not declared on inf
+	if err != nil {
+		return err
+	}
+	status, err := inf.Lister().IndexRef(byStatus)
 	if err != nil {
 		return err
 	}
@@ -130,7 +140,7 @@ func run(d *demo.Demo, endpoints string) error {
 			_, err := cli.Delete(ctx, fmt.Sprintf("%s%s/ep-%d", prefix, demo.ServiceOf(i), i))
 			return err
 		}
-	}, func(elapsed time.Duration) { demo.Progress(d, elapsed, inf.Lister()) })
+	}, func(elapsed time.Duration) { demo.Progress(d, elapsed, inf.Lister(), region, status) })
 	if err != nil {
 		return err
 	}

@@ -64,14 +64,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	indexes := []informer.Index[*corev1.Pod]{
+		k8s.FieldIndex("node", func(p *corev1.Pod) string { return p.Spec.NodeName }),
+		k8s.LabelIndex[*corev1.Pod]("app"),
+	}
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
 		Source:    src,
 		KeyFunc:   k8s.Key[*corev1.Pod],
 		Transform: k8s.StripManagedFields[*corev1.Pod],
-		Indexes: []informer.Index[*corev1.Pod]{
-			k8s.FieldIndex("node", func(p *corev1.Pod) string { return p.Spec.NodeName }),
-			k8s.LabelIndex[*corev1.Pod]("app"),
-		},
+		Indexes:   indexes,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -82,16 +83,18 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%d pods in %s at resourceVersion %s\n", inf.Lister().Len(), *ns, inf.LastSyncVersion())
-	for _, index := range []string{"node", k8s.LabelIndexName("app")} {
-		values, _ := inf.Lister().IndexValues(index)
-		for _, v := range slices.Sorted(values) {
-			keys, _ := inf.Lister().IndexKeys(index, v)
+	for _, index := range indexes {
+		ref, err := inf.Lister().IndexRef(index) // fails only for an index not declared on inf
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, v := range slices.Sorted(ref.Values()) {
 			var names []string
-			for k := range keys {
+			for k := range ref.Keys(v) {
 				names = append(names, k.Name)
 			}
 			slices.Sort(names)
-			fmt.Printf("%s=%s: %v\n", index, v, names)
+			fmt.Printf("%s=%s: %v\n", index.Name, v, names)
 		}
 	}
 	cancel()

@@ -82,13 +82,23 @@ func run(d *demo.Demo, url string) error {
 		return err
 	}
 
-	// 3. The informer: a typed cache keyed by the KV key, two indexes.
+	// 3. The informer: a typed cache keyed by the KV key, two indexes
+	//    (each declared once, then bound to the cache for its queries).
+	byRegion, byStatus := natskv.Index("region", demo.ByRegion), natskv.Index("status", demo.ByStatus)
 	inf, err := informer.NewSharedInformer(informer.Options[string, Obj]{
 		Name:    "endpoints",
 		Source:  src,
 		KeyFunc: natskv.KeyFunc[Endpoint],
-		Indexes: []informer.Index[Obj]{natskv.Index("region", demo.ByRegion), natskv.Index("status", demo.ByStatus)},
+		Indexes: []informer.Index[Obj]{byRegion, byStatus},
 	})
+	if err != nil {
+		return err
+	}
+	region, err := inf.Lister().IndexRef(byRegion) // fails only if byRegion is not declared on inf
+	if err != nil {
+		return err
+	}
+	status, err := inf.Lister().IndexRef(byStatus)
 	if err != nil {
 		return err
 	}
@@ -147,7 +157,7 @@ func run(d *demo.Demo, url string) error {
 		default:
 			return kv.Purge(ctx, key)
 		}
-	}, func(elapsed time.Duration) { demo.Progress(d, elapsed, inf.Lister()) })
+	}, func(elapsed time.Duration) { demo.Progress(d, elapsed, inf.Lister(), region, status) })
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ var srv *etcdtest.Server
 // then checks for leaked goroutines (goleak.VerifyTestMain would check
 // before the member is stopped).
 func TestMain(m *testing.M) {
+	if os.Getenv(killChildEnv) != "" {
+		os.Exit(m.Run()) // the child of TestWarmRestartSurvivesSIGKILL: its etcd is the parent's
+	}
 	var err error
 	srv, err = etcdtest.Start(etcdtest.Config{})
 	if err != nil {

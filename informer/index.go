@@ -43,8 +43,8 @@ type IndexFunc[T any] func(dst []string, obj T) ([]string, error)
 // the others) serve compatibility layers and tools that know indexes only
 // by name.
 type Index[T any] struct {
-	// Name identifies the index in its store, and in metrics, the debug
-	// page and errors. Required.
+	// Name identifies the index in its store, in errors and on the debug
+	// page (Inspector.IndexStats). Required.
 	Name string
 	// Func computes an object's values. Required.
 	Func IndexFunc[T]

@@ -28,14 +28,11 @@ type Chunked[T any] struct {
 	hi, ti     int       // next item to pop in head; next free slot in tail
 	n          int       // number of items
 	spare      *chunk[T] // emptied chunks, linked through next
-	spares     int
+	spares     int       // number of chunks in spare
 }
 
 // Len returns the number of items in the queue.
 func (q *Chunked[T]) Len() int { return q.n }
-
-// Spares returns the number of empty chunks kept for reuse.
-func (q *Chunked[T]) Spares() int { return q.spares }
 
 // Push appends v at the back of the queue.
 func (q *Chunked[T]) Push(v T) {

@@ -62,7 +62,7 @@ func TestChunkedReusesChunks(t *testing.T) {
 		}
 	}
 	fill()
-	require.Positive(t, q.Spares())
+	require.Positive(t, q.spares)
 	require.Zero(t, testing.AllocsPerRun(10, func() {
 		for range 1000 {
 			q.Push(nil)
@@ -77,7 +77,7 @@ func TestChunkedReusesChunks(t *testing.T) {
 		}
 	}
 	q.Trim(0)
-	require.Zero(t, q.Spares())
+	require.Zero(t, q.spares)
 	var zero Chunked[int]
 	_, ok := zero.Pop()
 	require.False(t, ok)

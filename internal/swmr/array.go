@@ -136,8 +136,3 @@ func tombstone[E any]() *E {
 	p, _ := tombs.LoadOrStore(typ, &new(tombHolder[E]).e)
 	return p.(*E)
 }
-
-// arrayBytes is the memory of an array of n slots, header included.
-func arrayBytes(n int) int {
-	return int(unsafe.Sizeof(array[struct{}]{})) + n*int(unsafe.Sizeof(atomic.Pointer[struct{}]{}))
-}

@@ -3,7 +3,6 @@ package swmr
 import (
 	"iter"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Set is a set of *E with pointer identity as the key. It holds no nil.
@@ -199,14 +198,4 @@ func (s *Set[E]) rebuild(n int, extra *E) {
 	}
 	s.used = used
 	s.cur.Store(a)
-}
-
-// MemBytes returns the memory the set itself holds, in bytes: its header
-// and its slot array (not the members). It is lock-free.
-func (s *Set[E]) MemBytes() int {
-	n := int(unsafe.Sizeof(*s))
-	if a := s.cur.Load(); a != nil {
-		n += arrayBytes(len(a.slots))
-	}
-	return n
 }

@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"iter"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Table is a hash table of *E keyed by K, where every element carries its
@@ -251,10 +250,4 @@ func (t *Table[K, E]) rebuild(n int, extra *E) {
 	}
 	t.used = used
 	t.cur.Store(a)
-}
-
-// MemBytes returns the memory the table itself holds, in bytes: its header
-// and its current slot array (not the elements). It is lock-free.
-func (t *Table[K, E]) MemBytes() int {
-	return int(unsafe.Sizeof(*t)) + taggedBytes(len(t.cur.Load().slots))
 }

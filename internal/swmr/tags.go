@@ -69,8 +69,3 @@ func placeTagged[E any](raw []*E, tags []uint64, home int, tag uint8, e *E) {
 	raw[i] = e
 	tags[i>>3] |= uint64(tag) << (uint(i&7) * 8)
 }
-
-// taggedBytes is the memory of a tagged array of n slots, header included.
-func taggedBytes(n int) int {
-	return int(unsafe.Sizeof(tagged[struct{}]{})) + n*8 + (n+7)/8*8
-}

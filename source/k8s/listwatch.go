@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
@@ -36,9 +37,10 @@ func NewFromListerWatcher(lw cache.ListerWatcher, opts Options) (*Source[Object]
 	}
 	lwc := cache.ToListerWatcherWithContext(lw)
 	return &Source[Object]{
-		trim:   trimmer[Object](opts),
-		bad:    &decodeErrors{log: opts.Logger},
-		client: fmt.Sprintf("%T", lw),
+		trim:      trimmer[Object](opts),
+		bad:       &decodeErrors{log: opts.Logger},
+		client:    fmt.Sprintf("%T", lw),
+		snapCodec: newRuntimeCodec(scheme.Scheme),
 		list: func(ctx context.Context, o metav1.ListOptions) ([]Object, metav1.ListInterface, error) {
 			l, err := lwc.ListWithContext(ctx, o)
 			if err != nil {

@@ -34,7 +34,10 @@ var (
 //     [informer.SnapshotOptions.Identity] to name them;
 //   - the cluster: the uid of its kube-system namespace, read with a GET
 //     (one request per informer run); "unknown" with the reason when the
-//     credentials may not read it (403, 401) or it does not exist;
+//     credentials may not read it (403, 401) or it does not exist. Only
+//     with the resource: a source that cannot address its resource cannot
+//     ask the cluster either, so [informer.SnapshotOptions.Identity] names
+//     the cluster too;
 //   - the object type, the label and field selectors (normalized), and
 //     whether managedFields are kept.
 //
@@ -80,9 +83,20 @@ func (s *Source[T]) SnapshotIdentity(ctx context.Context) (string, error) {
 // as the source decodes the wire. Decoding an object of a source that
 // decodes itself ([Source.Decoding]) also records it as delivered, so that
 // a relist after a restart (a 410 Gone) decodes only what changed while
-// the program was down. It is nil for a source made by
-// [NewFromListerWatcher], whose objects are of no one type: such an
-// informer needs [informer.SnapshotOptions.Codec].
+// the program was down.
+//
+// A source made by [NewFromListerWatcher], whose objects are of no one
+// type, keeps each object with its kind: typed objects by their kind in
+// client-go's scheme (k8s.io/client-go/kubernetes/scheme.Scheme), in
+// protobuf where the type has the generated marshaller and JSON otherwise,
+// and decoded into scheme.New of that kind; *unstructured.Unstructured and
+// *metav1.PartialObjectMetadata in JSON, with their own apiVersion and
+// kind. An object of a type the scheme does not know (a custom resource's
+// Go type registered only in another scheme) fails to encode: the informer
+// reports each snapshot write that fails and goes on. Register such types
+// in client-go's scheme (their AddToScheme), or leave snapshots off. Such a
+// source's [Source.SnapshotIdentity] cannot name the resource: set
+// [informer.SnapshotOptions.Identity].
 func (s *Source[T]) SnapshotCodec() informer.Codec[T] { return s.snapCodec }
 
 // SnapshotIdentity implements [informer.SnapshotSource]: the identity of

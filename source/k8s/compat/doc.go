@@ -19,4 +19,8 @@
 // panicking; a nil handler is refused when added instead of panicking at
 // the first event; the watch error handler receives a nil
 // *cache.Reflector. See docs/k8s.md.
+//
+// [Options.Snapshot] keeps the cache on disk between runs: a restarted
+// informer loads it, then lists again, and its handlers see a cold start;
+// before it has synced, GetStore serves the restored state.
 package compat

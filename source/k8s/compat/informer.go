@@ -43,6 +43,42 @@ type Options struct {
 	// backoff, streaming lists). Zero: client-go's behaviour (see
 	// [informer.ListWatchOptions] for each field's default).
 	ListWatch informer.ListWatchOptions
+	// Snapshot keeps the cache on disk between runs (see
+	// [informer.SnapshotOptions] and docs/operations.md, "Warm restarts"):
+	// written periodically and when the informer stops, loaded by the next
+	// informer before its first request. Zero: off (no Store).
+	//
+	// It needs a Store, one per informer, and an Identity: a ListerWatcher
+	// cannot say what it lists, so the source's identity names only its Go
+	// type ([k8s.Source.SnapshotIdentity]). Identity must name the cluster
+	// (its kube-system namespace's uid, say), the resource, the namespace
+	// and the selectors, and change whenever a transform
+	// ([Informer.SetTransform]) changes what is cached: a snapshot of
+	// another resource whose objects have the same keys and
+	// resourceVersions would otherwise be taken for this one's. Objects
+	// are kept by their kind in client-go's scheme, or as unstructured or
+	// partial metadata ([k8s.Source.SnapshotCodec]); an object of another
+	// type fails each snapshot write, which is reported (log, metrics) and
+	// skipped, and not passed to the watch error handler.
+	//
+	// A compat informer cannot resume its watch from the snapshot's version
+	// (the requests of a ListerWatcher cannot be addressed to learn when a
+	// watch has caught up), so after loading the snapshot it lists again:
+	// the ListerWatcher still lists and decodes every object, and the
+	// informer drops the objects whose resourceVersion did not change
+	// before they are queued, sparing the cache their updates. What handlers
+	// see is a cold start's: nothing until the list is applied, then the
+	// listed state as initial adds (an object deleted while the program was
+	// down is never handed on). Readers are not held back: before
+	// HasSynced, GetStore and GetIndexer serve the restored, possibly stale
+	// state, where client-go's are empty. Snapshot objects are already
+	// transformed: the transform is not applied to them again.
+	//
+	// [NewSharedIndexInformer], whose signature is client-go's and
+	// controller-runtime's, offers no snapshot: it has nothing to name the
+	// informer by (controller-runtime calls it with a ListerWatcher per
+	// type and namespace, and with the same example object for each).
+	Snapshot informer.SnapshotOptions[k8s.Object]
 }
 
 // Informer implements client-go's cache.SharedIndexInformer on ginformer's
@@ -120,6 +156,7 @@ func New(opts Options) (*Informer, error) {
 		Logger:       log,
 		ErrorHandler: inf.onError,
 		ListWatch:    opts.ListWatch,
+		Snapshot:     opts.Snapshot,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compat: %w", err)
@@ -306,7 +343,7 @@ func (inf *Informer) applyTransform(obj k8s.Object) (k8s.Object, error) {
 // onError is the engine's ErrorHandler: list and watch failures go to the
 // watch error handler, if set (the engine has already logged them).
 func (inf *Informer) onError(ctx context.Context, err error) {
-	for _, own := range []error{informer.ErrHandlerPanic, informer.ErrTransform, informer.ErrKeyFunc, informer.ErrIndexFunc} {
+	for _, own := range []error{informer.ErrHandlerPanic, informer.ErrTransform, informer.ErrKeyFunc, informer.ErrIndexFunc, informer.ErrSnapshot} {
 		if errors.Is(err, own) {
 			return
 		}

@@ -7,6 +7,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// commit applies ws (not atomically) the way the informer's processBatch
+// does: tryCommit, and while some writes were prepared against an older
+// index set, reprepare (outside the lock) and try again; unlike
+// processBatch, if a re-prepare fails, nothing is applied and its error is
+// returned.
+func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
+	for {
+		defs := s.tryCommit(ws, false)
+		if defs == nil {
+			return nil
+		}
+		if errs := s.reprepare(ws, defs, nil); len(errs) > 0 {
+			return errs[0]
+		}
+	}
+}
+
 // TestIndexerCommitBatch covers the informer's entry points: a batch of
 // prepared writes applied under one lock, reporting previous objects, and
 // re-prepared when AddIndexes ran in between.

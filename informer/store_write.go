@@ -73,10 +73,10 @@ func (sc *scratch[K, T]) reset() {
 
 // write is one prepared mutation: an upsert of obj under key (with its index
 // values in sc, computed against defs; sc is nil when defs has no index),
-// or a delete of key (del; sc and defs are nil). commit fills old and
-// hadOld with the object stored under key before the write. (The flags come
-// last, together: a batch holds one write per object, and padding after
-// each would cost 8 bytes a write.)
+// or a delete of key (del; sc and defs are nil). tryCommit and commitOne
+// fill old and hadOld with the object stored under key before the write.
+// (The flags come last, together: a batch holds one write per object, and
+// padding after each would cost 8 bytes a write.)
 type write[K comparable, T any] struct {
 	key  K
 	obj  T
@@ -212,7 +212,8 @@ func appendValues[K comparable, T any](sc *scratch[K, T], indexes []Index[T], ke
 	return nil
 }
 
-// presizeMin is the batch size from which commit presizes an empty store.
+// presizeMin is the batch size from which tryCommit builds a batch into an
+// empty store as a new state (see fresh).
 const presizeMin = 1024
 
 // commitChunk is the most writes a non-atomic batch applies under one hold
@@ -222,31 +223,16 @@ const presizeMin = 1024
 // Unlock/Lock per chunk.
 const commitChunk = 32
 
-// commit applies ws in order, in chunks of at most commitChunk writes (see
-// tryCommit). Writes prepared against an index set that AddIndexes has since
-// replaced are re-prepared (outside the lock) first; if that fails, nothing
-// is applied and the error is returned. While AddIndexes is rebuilding,
-// commit waits for it on a channel, not on the lock. On return every write
-// holds in old/hadOld the object its key had just before it. commit does not
-// release the scratch buffers of ws; the caller does (release).
-func (s *Indexer[K, T]) commit(ws []write[K, T]) error {
-	for {
-		defs := s.tryCommit(ws, false)
-		if defs == nil {
-			return nil
-		}
-		if errs := s.reprepare(ws, defs, nil); len(errs) > 0 {
-			return errs[0]
-		}
-	}
-}
-
-// tryCommit is commit for a caller holding a lock of its own, under which
-// no user code may run: it never re-prepares. It applies ws (skipping writes
-// marked failed) and returns nil, or, when some upsert was prepared against
-// an index set that AddIndexes has since replaced, applies nothing and
-// returns that index set: the caller releases its lock, calls reprepare,
-// and tries again. While AddIndexes is rebuilding it waits on a channel.
+// tryCommit applies a batch of prepared writes, in order. It is built for a
+// caller holding a lock of its own, under which no user code may run (the
+// informer's processBatch): it never re-prepares. It applies ws (skipping
+// writes marked failed) and returns nil, or, when some upsert was prepared
+// against an index set that AddIndexes has since replaced, applies nothing
+// and returns that index set: the caller releases its lock, calls reprepare,
+// and tries again. While AddIndexes is rebuilding it waits on a channel, not
+// on the lock. On return every applied write holds in old/hadOld the object
+// its key had just before it. tryCommit does not release the scratch
+// buffers of ws; the caller does (release).
 //
 // Readers see each write as soon as it is applied. With atomic set (the
 // informer commits a relist so), the batch is applied under one hold of the
@@ -377,10 +363,11 @@ func (s *Indexer[K, T]) lockSettled() *indexDefs[T] {
 	}
 }
 
-// commitOne is commit for a single write. It is separate from tryCommit so
-// that a single write stays on its caller's stack: tryCommit may hand its
-// batch to fresh (store_fresh.go), which splits a large first list over a
-// second goroutine, and that makes the batch escape.
+// commitOne is tryCommit for a single write, re-preparing it itself (it
+// holds no lock of its caller's). It is separate from tryCommit so that a
+// single write stays on its caller's stack: tryCommit may hand its batch to
+// fresh (store_fresh.go), which splits a large first list over a second
+// goroutine, and that makes the batch escape.
 func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 	for {
 		defs := s.lockSettled()

@@ -83,11 +83,6 @@ type Indexer[K comparable, T any] struct {
 	// writes do not take it.
 	wmu sync.Mutex
 
-	// chunkHook, if set (tests only), is called by tryCommit between two
-	// chunks of a batch, with mu released, with the number of writes
-	// applied so far.
-	chunkHook func(applied int)
-
 	// mu serializes the writers: it is held (locked) by every write to st,
 	// the tables reachable from it, and rebuilding. Readers take its read
 	// side only for List, to copy a chunk while a relist is being applied

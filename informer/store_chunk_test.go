@@ -20,6 +20,13 @@ func chunkBatch(t *testing.T, s *Indexer[NamespacedKey, *testPod], ns string, n 
 	return ws
 }
 
+// setChunkHook sets chunkHook to f for the rest of the test.
+func setChunkHook(t *testing.T, f func(applied int)) {
+	t.Helper()
+	chunkHook = f
+	t.Cleanup(func() { chunkHook = nil })
+}
+
 // TestIndexerCommitChunks: a batch larger than commitChunk is applied in
 // chunks, with the lock released between them, so a reader does not wait for
 // the whole batch: from inside the commit (between its first two chunks),
@@ -36,7 +43,7 @@ func TestIndexerCommitChunks(t *testing.T) {
 		list        int
 	}
 	var applied []int
-	s.chunkHook = func(done int) {
+	setChunkHook(t, func(done int) {
 		applied = append(applied, done)
 		if len(applied) > 1 {
 			return
@@ -63,7 +70,7 @@ func TestIndexerCommitChunks(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("a reader waited for the whole batch")
 		}
-	}
+	})
 	require.NoError(t, s.commit(ws))
 	assert.Equal(t, []int{commitChunk, 2 * commitChunk, 3 * commitChunk}, applied)
 	assert.Equal(t, n, s.Len())
@@ -89,12 +96,12 @@ func TestIndexerCommitChunksAddIndexes(t *testing.T) {
 	ws := chunkBatch(t, s, "ns", n)
 	added := make(chan error, 1)
 	started := false
-	s.chunkHook = func(int) {
+	setChunkHook(t, func(int) {
 		if !started {
 			started = true
 			go func() { added <- s.AddIndexes(Index[*testPod]{Name: labelsIndex, Func: labelsIndexFunc}) }()
 		}
-	}
+	})
 	require.NoError(t, s.commit(ws))
 	require.NoError(t, <-added)
 	seq, err := s.ByIndex(labelsIndex, "app=a")

@@ -223,6 +223,12 @@ const presizeMin = 1024
 // Unlock/Lock per chunk.
 const commitChunk = 32
 
+// chunkHook is a test hook: if set, tryCommit calls it between two chunks
+// of a batch, with the writers' lock released, with the number of writes
+// applied so far. Only tests set it, while no other Indexer commits
+// batches (the package's tests do not run in parallel).
+var chunkHook func(applied int)
+
 // tryCommit applies a batch of prepared writes, in order. It is built for a
 // caller holding a lock of its own, under which no user code may run (the
 // informer's processBatch): it never re-prepares. It applies ws (skipping
@@ -275,8 +281,8 @@ func (s *Indexer[K, T]) tryCommit(ws []write[K, T], atomic bool) *indexDefs[T] {
 	for i := range ws {
 		if i > 0 && i%chunk == 0 {
 			s.mu.Unlock()
-			if s.chunkHook != nil {
-				s.chunkHook(i)
+			if chunkHook != nil {
+				chunkHook(i)
 			}
 			s.lock()
 		}

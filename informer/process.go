@@ -312,9 +312,9 @@ func (p *batchProcessor[K, T]) appendNotes(notes []notification[K, T], key K, ol
 }
 
 // transformingStore is the informer's [ReflectorStore]: it applies the
-// user's transform (no lock held), then queues into the DeltaFIFO. It is a
-// [VersionRecorder]: the versions the reflector reaches (and those of lists)
-// go to the informer's version tracker, for WaitForVersion.
+// user's transform (no lock held), then queues into the DeltaFIFO. It is an
+// eventApplier: the versions the reflector reaches (and those of lists) go
+// to the informer's version tracker, for WaitForVersion.
 type transformingStore[K comparable, T any] struct {
 	fifo      *DeltaFIFO[K, T]
 	transform func(T) (T, error)
@@ -382,9 +382,8 @@ func (s *transformingStore[K, T]) applyEvent(t EventType, obj T, version string,
 	return err
 }
 
-// RecordVersion is called by the reflector after each watch event it
-// applied (or failed to: the cache then goes without that object), bookmarks
-// included.
-func (s *transformingStore[K, T]) RecordVersion(version string) { s.inf.versions.record(version) }
+// recordVersion is called by the reflector for each bookmark (the versions
+// of events are recorded by applyEvent).
+func (s *transformingStore[K, T]) recordVersion(version string) { s.inf.versions.record(version) }
 
 func (s *transformingStore[K, T]) Resync() error { return s.fifo.Resync() }

@@ -29,13 +29,6 @@ type ReflectorStore[T any] interface {
 	Resync() error
 }
 
-// VersionRecorder may be implemented by a [ReflectorStore] that wants to know
-// the version the reflector has reached: RecordVersion is called after every
-// watch event has been applied, bookmarks included.
-type VersionRecorder interface {
-	RecordVersion(version string)
-}
-
 // ListWatchOptions tunes how a [Reflector] lists and watches its source:
 // paging, watch timeouts, backoff, streaming lists. It is embedded in
 // [ReflectorOptions] and is the [Options.ListWatch] of an informer. Every

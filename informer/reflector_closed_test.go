@@ -75,6 +75,8 @@ func (s *applierClosingStore) applyEvent(t EventType, obj string, _ string, _ bo
 	return s.recordStore.Add(obj)
 }
 
+func (s *applierClosingStore) recordVersion(string) {}
+
 // errorCounter counts the errors Metrics is told of.
 type errorCounter struct {
 	NoopMetrics

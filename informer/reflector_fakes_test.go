@@ -66,12 +66,46 @@ func (s *scriptSource) watchCalls() []WatchOptions {
 	return append([]WatchOptions(nil), s.watches...)
 }
 
+// applierStore is a recordStore that applies watch events itself, as the
+// informer's store does, and records the versions it is given.
+type applierStore struct {
+	recordStore
+	versions []string
+}
+
+func (s *applierStore) applyEvent(t EventType, obj string, version string, _ bool) error {
+	var err error
+	switch t {
+	case EventAdded:
+		err = s.Add(obj)
+	case EventModified:
+		err = s.Update(obj)
+	default:
+		err = s.Delete(obj)
+	}
+	if version != "" {
+		s.recordVersion(version)
+	}
+	return err
+}
+
+func (s *applierStore) recordVersion(v string) {
+	s.mu.Lock()
+	s.versions = append(s.versions, v)
+	s.mu.Unlock()
+}
+
+func (s *applierStore) recorded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.versions...)
+}
+
 // recordStore is a ReflectorStore[string] that records every call as a line.
 type recordStore struct {
-	mu       sync.Mutex
-	ops      []string
-	versions []string
-	failAdd  error
+	mu      sync.Mutex
+	ops     []string
+	failAdd error
 }
 
 func (s *recordStore) rec(op string) {
@@ -92,11 +126,6 @@ func (s *recordStore) Replace(objs []string, version string) error {
 	return nil
 }
 func (s *recordStore) Resync() error { s.rec("resync"); return nil }
-func (s *recordStore) RecordVersion(v string) {
-	s.mu.Lock()
-	s.versions = append(s.versions, v)
-	s.mu.Unlock()
-}
 func (s *recordStore) calls() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

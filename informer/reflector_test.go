@@ -67,7 +67,6 @@ func TestReflectorListThenWatch(t *testing.T) {
 		synctest.Wait()
 		stop()
 		assert.Equal(t, []string{"replace [a b] @10", "add c", "update a", "delete b"}, store.calls())
-		assert.Equal(t, []string{"11", "12", "13", "14"}, store.versions, "every event's version, bookmarks too")
 		assert.Equal(t, "14", r.LastSyncVersion())
 		lists := src.listCalls()
 		require.Len(t, lists, 1)
@@ -78,6 +77,25 @@ func TestReflectorListThenWatch(t *testing.T) {
 		assert.Equal(t, "10", watches[1].Version)
 		assert.GreaterOrEqual(t, watches[1].Timeout, 5*time.Minute)
 		assert.LessOrEqual(t, watches[1].Timeout, 10*time.Minute)
+	})
+}
+
+// TestReflectorRecordsVersions: a store that applies events itself (the
+// informer's) records each event's version and is told each bookmark's.
+func TestReflectorRecordsVersions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src, store := newScriptSource(), &applierStore{}
+		r := newTestReflector(t, src, store, nil)
+		stop := runReflector(t, r)
+		w := <-src.streams
+		require.True(t, w.Send(Event[string]{Type: EventAdded, Object: "c", Version: "11"}))
+		require.True(t, w.Send(Event[string]{Type: EventModified, Object: "a", Version: "12"}))
+		require.True(t, w.Send(Event[string]{Type: EventBookmark, Version: "13"}))
+		require.True(t, w.Send(Event[string]{Type: EventDeleted, Object: "b", Version: "14"}))
+		synctest.Wait()
+		stop()
+		assert.Equal(t, []string{"replace [a b] @10", "add c", "update a", "delete b"}, store.calls())
+		assert.Equal(t, []string{"11", "12", "13", "14"}, store.recorded(), "every event's version, bookmarks too")
 	})
 }
 

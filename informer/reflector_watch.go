@@ -117,8 +117,12 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 type eventApplier[T any] interface {
 	// applyEvent applies one EventAdded, EventModified or EventDeleted
 	// event, as Add, Update or Delete would, and records its version (if
-	// not "") as RecordVersion would: the reflector does not.
+	// not "") as recordVersion would: the reflector does not.
 	applyEvent(t EventType, obj T, version string, more bool) error
+	// recordVersion records the version of a bookmark (never ""), the
+	// version up to which every event has been applied (for
+	// WaitForVersion).
+	recordVersion(version string)
 }
 
 // handleWatch applies the events of one stream to the store until it ends.
@@ -141,7 +145,6 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 	resuming := r.isResuming()
 	stalled := catchUp.c()
 	events := 0
-	recorder, _ := r.opts.Store.(VersionRecorder)
 	applier, _ := r.opts.Store.(eventApplier[T])
 	ch, done := w.Events(), ctx.Done()
 	var next Event[T] // the event looked ahead at, if ahead
@@ -230,12 +233,12 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			}
 		case EventBookmark:
 			r.setVersion(ev.Version)
+			if ev.Version != "" && applier != nil {
+				applier.recordVersion(ev.Version)
+			}
 			if resuming && ev.InitialEventsEnd && ev.Version != "" {
 				// Caught up: every change up to ev.Version is queued. The
-				// version is recorded before the informer is told.
-				if recorder != nil {
-					recorder.RecordVersion(ev.Version)
-				}
+				// version is recorded (above) before the informer is told.
 				resuming, stalled = false, nil
 				r.markCaughtUp()
 				events++
@@ -257,9 +260,6 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 			r.fail(ctx, ErrorClassStore, fmt.Errorf("%s: apply %v event at version %q: %w", r.opts.Name, ev.Type, ev.Version, err))
 		}
 		events++
-		if ev.Version != "" && recorder != nil {
-			recorder.RecordVersion(ev.Version)
-		}
 	}
 }
 

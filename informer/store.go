@@ -197,8 +197,7 @@ func (s *Indexer[K, T]) Replace(objs []T) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.commitState(st, defs, objs)
-	return err
+	return s.commitState(st, defs, objs)
 }
 
 // AddIndexes adds indexes and indexes every object already stored. The index

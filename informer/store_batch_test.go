@@ -61,17 +61,17 @@ func TestIndexerCommitBatch(t *testing.T) {
 	checkIndexer(t, s, map[NamespacedKey]*testPod{{"ns", "a"}: a2, {"other", "c"}: c1}, append(testIndexes(), failingIndex))
 }
 
-// TestIndexerCommitState: a relist swaps the whole state and hands back the
-// old one, unchanged, for diffing.
+// TestIndexerCommitState: Replace swaps the whole state and leaves the old
+// one unchanged, for iterations in progress.
 func TestIndexerCommitState(t *testing.T) {
 	s := newTestIndexer(testIndexes()...)
 	old := benchPods(10)
 	require.NoError(t, s.Replace(old))
 	next := benchPods(5)
+	prev := s.st.Load()
 	st, defs, err := s.buildState(next)
 	require.NoError(t, err)
-	prev, err := s.commitState(st, defs, next)
-	require.NoError(t, err)
+	require.NoError(t, s.commitState(st, defs, next))
 	assert.Equal(t, 10, prev.entries.Len())
 	for _, p := range old {
 		assert.Same(t, p, prev.entries.Get(NamespacedKey{p.Namespace, p.Name}).obj(prev.rep))

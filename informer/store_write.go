@@ -28,8 +28,10 @@ import (
 // The shared informer uses the unexported batch methods directly: it
 // prepares a batch of deltas with prepareKeyed and applies them with
 // tryCommit (which also reports each key's previous object); a batch that
-// carries a relist is applied atomically. Replace applies a whole new state
-// with buildState and commitState (one pointer swap).
+// carries a relist is applied atomically. Single writes (Add, Update,
+// Delete, DeleteKey) go through commitOne. Replace, used by programs that
+// drive an Indexer themselves, builds a whole new state with buildState and
+// swaps it in with commitState.
 
 // indexDefs is an immutable index set. AddIndexes replaces it (under mu);
 // its pointer identity serves as the index-set generation.
@@ -414,12 +416,11 @@ func (s *Indexer[K, T]) buildState(objs []T) (*state[K, T], *indexDefs[T], error
 	return st, defs, nil
 }
 
-// commitState swaps in a state built by buildState from objs and returns the
-// state it replaced, which no longer changes: a caller (the informer's
-// relist) may diff it against the new one. If the index set changed since
-// st was built, it is rebuilt from objs. While AddIndexes is rebuilding,
-// commitState waits for it.
-func (s *Indexer[K, T]) commitState(st *state[K, T], defs *indexDefs[T], objs []T) (*state[K, T], error) {
+// commitState swaps in a state built by buildState from objs (for Replace).
+// The state it replaces is left as it was: iterations in progress finish
+// over it. If the index set changed since st was built, it is rebuilt from
+// objs. While AddIndexes is rebuilding, commitState waits for it.
+func (s *Indexer[K, T]) commitState(st *state[K, T], defs *indexDefs[T], objs []T) error {
 	s.wmu.Lock() // not between the chunks of a batch
 	defer s.wmu.Unlock()
 	for {
@@ -433,12 +434,12 @@ func (s *Indexer[K, T]) commitState(st *state[K, T], defs *indexDefs[T], objs []
 			s.mu.Unlock()
 			var err error
 			if st, defs, err = s.buildState(objs); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
-		old := s.st.Swap(st)
+		s.st.Store(st)
 		s.mu.Unlock()
-		return old, nil
+		return nil
 	}
 }

@@ -10,7 +10,17 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
+
+// transientErrs are the etcd errors that pass by themselves: no leader or a
+// leader change, a member stopped, unhealthy or overloaded, and the
+// timeouts.
+var transientErrs = []error{
+	rpctypes.ErrNoLeader, rpctypes.ErrLeaderChanged, rpctypes.ErrNotCapable, rpctypes.ErrStopped,
+	rpctypes.ErrUnhealthy, rpctypes.ErrTooManyRequests,
+	rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeoutWaitAppliedIndex,
+}
 
 // classify wraps an etcd client error with the informer sentinel for its
 // class (see informer/source.go), keeping the original in the chain.
@@ -28,16 +38,7 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", informer.ErrExpired, err)
 	case errors.Is(ev, rpctypes.ErrFutureRev):
 		return fmt.Errorf("%w: %w", informer.ErrVersionTooLarge, err)
-	case errors.Is(ev, rpctypes.ErrNoLeader),
-		errors.Is(ev, rpctypes.ErrLeaderChanged),
-		errors.Is(ev, rpctypes.ErrNotCapable),
-		errors.Is(ev, rpctypes.ErrStopped),
-		errors.Is(ev, rpctypes.ErrTimeout),
-		errors.Is(ev, rpctypes.ErrTimeoutDueToLeaderFail),
-		errors.Is(ev, rpctypes.ErrTimeoutDueToConnectionLost),
-		errors.Is(ev, rpctypes.ErrTimeoutWaitAppliedIndex),
-		errors.Is(ev, rpctypes.ErrUnhealthy),
-		errors.Is(ev, rpctypes.ErrTooManyRequests):
+	case sourcekit.IsAny(ev, transientErrs...):
 		return fmt.Errorf("%w: %w", informer.ErrTransient, err)
 	}
 	if s, ok := status.FromError(err); ok {

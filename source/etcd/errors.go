@@ -2,9 +2,9 @@ package etcd
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
 
 // ErrDecode is wrapped by every [DecodeError]: a value under the prefix
@@ -27,7 +27,7 @@ type DecodeError struct {
 
 // Error describes the key, the revision and the cause.
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("etcd source: key %q at revision %d: cannot decode value: %v", e.Key, e.ModRevision, e.Err)
+	return sourcekit.DecodeMessage("etcd source", e.Key, e.ModRevision, e.Err)
 }
 
 // Unwrap returns [ErrDecode], [informer.ErrDecode] and the cause.

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
 
 // Object is one key of the prefix with its decoded value: the T of the
@@ -32,12 +33,7 @@ func KeyFunc[T any](o *Object[T]) (string, error) { return o.Key, nil }
 // [informer.IndexFunc] of the objects. An object with an unknown value has no
 // index values.
 func IndexFunc[T any](f func(dst []string, value T) ([]string, error)) informer.IndexFunc[*Object[T]] {
-	return func(dst []string, o *Object[T]) ([]string, error) {
-		if o.ValueUnknown {
-			return dst, nil
-		}
-		return f(dst, o.Value)
-	}
+	return sourcekit.IndexFunc(func(o *Object[T]) (T, bool) { return o.Value, !o.ValueUnknown }, f)
 }
 
 // Index declares an index named name over the values, for

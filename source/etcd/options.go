@@ -10,6 +10,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
 
 // Options configures a [Source]. Client is required; every other field's
@@ -87,12 +88,7 @@ func (o Options[T]) withDefaults() (Options[T], error) {
 	if o.Codec == nil {
 		o.Codec = JSONCodec[T]{}
 	}
-	switch {
-	case o.WatchBuffer == 0:
-		o.WatchBuffer = 100
-	case o.WatchBuffer < 0:
-		o.WatchBuffer = 0
-	}
+	o.WatchBuffer = sourcekit.WatchBuffer(o.WatchBuffer)
 	if o.LivenessInterval == 0 {
 		o.LivenessInterval = 2 * time.Second
 	}

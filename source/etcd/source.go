@@ -48,10 +48,7 @@ type Source[T any] struct {
 	watches map[uint64]*openWatch
 }
 
-var (
-	_ informer.Source[*Object[int]] = (*Source[int])(nil)
-	_ informer.VersionComparer      = (*Source[int])(nil)
-)
+var _ informer.Source[*Object[int]] = (*Source[int])(nil)
 
 // New validates opts and returns a source. It does not contact etcd.
 //
@@ -187,6 +184,8 @@ func parseRev(v string) (int64, error) {
 	}
 	return rev, nil
 }
+
+var _ informer.VersionComparer = (*Source[int])(nil)
 
 // CompareVersions orders two versions of the source: -1 if revision a is
 // older than b, 0 if equal, +1 if newer ("9" < "10"). It implements

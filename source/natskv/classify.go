@@ -9,7 +9,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
+
+// transientErrs are the NATS client's errors that pass by themselves: the
+// connection's state, a request that timed out or found no responder, and
+// JetStream unavailable or missing heartbeats.
+var transientErrs = []error{
+	nats.ErrConnectionClosed, nats.ErrConnectionDraining, nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrNoServers,
+	nats.ErrTimeout, nats.ErrNoResponders, context.DeadlineExceeded,
+	jetstream.ErrNoHeartbeat, jetstream.ErrJetStreamNotEnabled, jetstream.ErrServerShutdown,
+}
 
 // classify wraps an error of the NATS client for the reflector: the
 // failures that pass by themselves (connection lost or closed, timeouts, no
@@ -24,18 +34,7 @@ func classify(ctx context.Context, what string, err error) error {
 		}
 		return ctxErr
 	}
-	switch {
-	case errors.Is(err, nats.ErrConnectionClosed),
-		errors.Is(err, nats.ErrConnectionDraining),
-		errors.Is(err, nats.ErrConnectionReconnecting),
-		errors.Is(err, nats.ErrDisconnected),
-		errors.Is(err, nats.ErrTimeout),
-		errors.Is(err, nats.ErrNoResponders),
-		errors.Is(err, nats.ErrNoServers),
-		errors.Is(err, jetstream.ErrNoHeartbeat),
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled),
-		errors.Is(err, jetstream.ErrServerShutdown),
-		errors.Is(err, context.DeadlineExceeded):
+	if sourcekit.IsAny(err, transientErrs...) {
 		return fmt.Errorf("natskv source: %s: %w: %w", what, informer.ErrTransient, err)
 	}
 	return fmt.Errorf("natskv source: %s: %w", what, err)

@@ -2,9 +2,9 @@ package natskv
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
 
 // ErrDecode is wrapped by every [DecodeError]: a value of the bucket failed
@@ -26,7 +26,7 @@ type DecodeError struct {
 
 // Error describes the key, the revision and the cause.
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("natskv source: key %q at revision %d: cannot decode value: %v", e.Key, e.Revision, e.Err)
+	return sourcekit.DecodeMessage("natskv source", e.Key, e.Revision, e.Err)
 }
 
 // Unwrap returns [ErrDecode], [informer.ErrDecode] and the cause.

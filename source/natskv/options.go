@@ -9,6 +9,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 )
 
 // Options configures a [Source]. JetStream and Bucket are required; every
@@ -67,12 +68,7 @@ func (o Options[T]) withDefaults() (Options[T], error) {
 	if o.Codec == nil {
 		o.Codec = JSONCodec[T]{}
 	}
-	switch {
-	case o.WatchBuffer == 0:
-		o.WatchBuffer = 100
-	case o.WatchBuffer < 0:
-		o.WatchBuffer = 0
-	}
+	o.WatchBuffer = sourcekit.WatchBuffer(o.WatchBuffer)
 	if o.ContinueTTL == 0 {
 		o.ContinueTTL = time.Minute
 	}

@@ -41,10 +41,7 @@ type Source[T any] struct {
 	continues map[string]*continued[T]
 }
 
-var (
-	_ informer.Source[*Object[int]] = (*Source[int])(nil)
-	_ informer.VersionComparer      = (*Source[int])(nil)
-)
+var _ informer.Source[*Object[int]] = (*Source[int])(nil)
 
 // New validates opts and returns a source. It does not contact the server.
 //
@@ -79,6 +76,8 @@ func (s *Source[T]) Bucket() string { return s.opts.Bucket }
 // DecodeErrors returns the number of bad values seen so far (by lists and
 // watches). Safe for concurrent use.
 func (s *Source[T]) DecodeErrors() uint64 { return s.decodeN.Load() }
+
+var _ informer.VersionComparer = (*Source[int])(nil)
 
 // CompareVersions orders two versions of the source: -1 if revision a is
 // older than b, 0 if equal, +1 if newer ("9" < "10"). It implements

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/ctxtime"
+	"github.com/ginformer/ginformer/internal/keepalive"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/shard"
 )
@@ -269,20 +270,19 @@ func (m *Membership) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { m.watchLoop(ctx) })
 	defer wg.Wait()
-	backoff := time.Duration(0)
+	backoff := keepalive.Backoff{Min: 100 * time.Millisecond, Max: maxRetryPause(m.opts.TTL)}
 	for {
 		ls, err := m.register(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
-			backoff = min(max(2*backoff, 100*time.Millisecond), maxRetryPause(m.opts.TTL))
-			if !ctxtime.Sleep(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, backoff.Next()) {
 				return nil
 			}
 			continue
 		}
-		backoff = 0
+		backoff.Reset()
 		m.keepAlive(ctx, ls)
 		// The lease is lost, or ctx is done: its validity ends now (or
 		// ended already: ValidUntil keeps answering with that time), then
@@ -357,51 +357,36 @@ func (m *Membership) validFrom(sent time.Time, ttl time.Duration) time.Time {
 // lost (etcd says it expired, or no keepalive succeeded before its validity
 // ended).
 func (m *Membership) keepAlive(ctx context.Context, ls *leaseState) {
-	t := time.NewTimer(ls.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		cur := m.lease.Load()
-		sent := time.Now()
-		if !sent.Before(cur.until) {
-			return
-		}
-		kctx, cancel := context.WithDeadline(ctx, cur.until)
+	until := func() time.Time { return m.lease.Load().until }
+	keepalive.Renew(ctx, ls.ttl, until, func(kctx context.Context, sent time.Time) keepalive.Result {
 		resp, err := m.opts.Client.KeepAliveOnce(kctx, clientv3.LeaseID(ls.id))
-		cancel()
 		switch {
 		case err == nil:
 			m.lease.Store(&leaseState{id: ls.id, until: m.validFrom(sent, time.Duration(resp.TTL)*time.Second), ttl: ls.ttl})
-			t.Reset(ls.ttl / 3)
+			return keepalive.Renewed
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
-			return
-		case ctx.Err() != nil:
-			return
-		default:
+			return keepalive.Lost
+		case ctx.Err() == nil:
 			m.log.V(1).Info("keepalive failed, retrying", "err", err)
-			t.Reset(max(ls.ttl/10, 50*time.Millisecond))
 		}
-	}
+		return keepalive.Failed
+	})
 }
 
 // watchLoop keeps the view: a read of the prefix, then a watch from the
 // next revision, again after any failure.
 func (m *Membership) watchLoop(ctx context.Context) {
-	backoff := time.Duration(0)
+	backoff := keepalive.Backoff{Min: 50 * time.Millisecond, Max: maxRetryPause(m.opts.TTL)}
 	for ctx.Err() == nil {
 		if err := m.readAndWatch(ctx); err != nil && ctx.Err() == nil {
-			backoff = min(max(2*backoff, 50*time.Millisecond), maxRetryPause(m.opts.TTL))
-			m.log.V(1).Info("membership watch failed, reading again", "err", err, "in", backoff)
-			if !ctxtime.Sleep(ctx, backoff) {
+			pause := backoff.Next()
+			m.log.V(1).Info("membership watch failed, reading again", "err", err, "in", pause)
+			if !ctxtime.Sleep(ctx, pause) {
 				return
 			}
 			continue
 		}
-		backoff = 0
+		backoff.Reset()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ginformer/ginformer/internal/ctxtime"
+	"github.com/ginformer/ginformer/internal/keepalive"
 	"github.com/ginformer/ginformer/shard"
 )
 
@@ -22,7 +23,7 @@ var errNameTaken = errors.New("k8s lease membership: the name is taken by a live
 // registerLoop registers, renews, and registers again after a loss, until
 // ctx is done; then it leaves.
 func (m *LeaseMembership) registerLoop(ctx context.Context) {
-	backoff := time.Duration(0)
+	backoff := keepalive.Backoff{Min: 100 * time.Millisecond, Max: m.renewEvery()}
 	var stale types.UID // a Lease of ours that may still exist
 	for {
 		lease, err := m.register(ctx, stale)
@@ -35,16 +36,17 @@ func (m *LeaseMembership) registerLoop(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			backoff = min(max(2*backoff, 100*time.Millisecond), m.renewEvery())
+			pause := backoff.Next()
 			if !errors.Is(err, errNameTaken) {
-				m.limit.Error(m.log, "register", err, "registration failed, retrying", "in", backoff)
+				m.limit.Error(m.log, "register", err, "registration failed, retrying", "in", pause)
 			}
-			if !ctxtime.Sleep(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, pause) {
 				return
 			}
 			continue
 		}
-		backoff, stale = 0, ""
+		backoff.Reset()
+		stale = ""
 		m.renew(ctx, lease)
 		// The Lease is lost, or ctx is done: the validity ends now (or
 		// ended already, and ValidUntil keeps answering with that time).
@@ -119,23 +121,11 @@ func epochOf(l *coordinationv1.Lease) int64 {
 // Lease is lost: deleted (by an observer that judged it expired), or not
 // renewed before its validity ended.
 func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease) {
-	t := time.NewTimer(m.renewEvery())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		cur := m.reg.Load()
-		sent := time.Now()
-		if !sent.Before(cur.until) {
-			return
-		}
+	until := func() time.Time { return m.reg.Load().until }
+	keepalive.Renew(ctx, m.opts.LeaseDuration, until, func(rctx context.Context, sent time.Time) keepalive.Result {
 		next := lease.DeepCopy()
 		rt := metav1.NewMicroTime(sent)
 		next.Spec.RenewTime = &rt
-		rctx, cancel := context.WithDeadline(ctx, cur.until)
 		got, err := m.opts.Client.Update(rctx, next, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			// Written since we last read it: only this member writes its
@@ -146,27 +136,24 @@ func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease
 			}
 			if err == nil {
 				lease = got
-				t.Reset(0)
-				cancel()
-				continue
+				return keepalive.Again
 			}
 		}
-		cancel()
 		switch {
 		case err == nil:
 			lease = got
+			cur := m.reg.Load()
 			m.reg.Store(&registration{epoch: cur.epoch, uid: cur.uid, until: m.validFrom(sent)})
-			t.Reset(m.renewEvery())
+			return keepalive.Renewed
 		case ctx.Err() != nil:
-			return
 		case apierrors.IsNotFound(err):
 			m.log.Info("lease deleted by an observer that judged it expired", "lease", lease.Name)
-			return
+			return keepalive.Lost
 		default:
 			m.log.V(1).Info("renewal failed, retrying", "err", err)
-			t.Reset(max(m.opts.LeaseDuration/10, 50*time.Millisecond))
 		}
-	}
+		return keepalive.Failed
+	})
 }
 
 // endValidity ends the current registration's validity now, unless it

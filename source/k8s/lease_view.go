@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ginformer/ginformer/internal/ctxtime"
+	"github.com/ginformer/ginformer/internal/keepalive"
 )
 
 // leaseObs is a member's Lease as this member observed it.
@@ -31,19 +32,19 @@ const watchTimeout = 5 * time.Minute
 // watchLoop keeps the view: a list of the group's Leases, then a watch from
 // its resourceVersion, again after any failure or end of the watch.
 func (m *LeaseMembership) watchLoop(ctx context.Context) {
-	backoff := time.Duration(0)
+	backoff := keepalive.Backoff{Min: 50 * time.Millisecond, Max: m.renewEvery()}
 	for ctx.Err() == nil {
 		err := m.listAndWatch(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil {
-			backoff = 0
+			backoff.Reset()
 			continue
 		}
-		backoff = min(max(2*backoff, 50*time.Millisecond), m.renewEvery())
-		m.limit.Error(m.log, "watch", err, "reading the group's leases failed, listing again", "in", backoff)
-		if !ctxtime.Sleep(ctx, backoff) {
+		pause := backoff.Next()
+		m.limit.Error(m.log, "watch", err, "reading the group's leases failed, listing again", "in", pause)
+		if !ctxtime.Sleep(ctx, pause) {
 			return
 		}
 	}

@@ -72,3 +72,36 @@ func (t *Tracker) Wait(ctx context.Context, want uint64, cache informer.Received
 		}
 	}
 }
+
+// Slicer is the part of a sharded source's SliceSource that [Tracker.WaitCurrent]
+// needs: the current slice, once there is one.
+type Slicer interface {
+	Slice(ctx context.Context) (shard.Slice, <-chan struct{}, error)
+}
+
+// WaitCurrent is a sharded source's WaitLoaded: it waits for the first
+// slice of slices (bounded by ctx), then, by [Tracker.Wait], until cache
+// has loaded the slice current at the call or a later one, and returns the
+// slice cache holds. Errors are prefixed with source (such as "etcd sharded
+// source").
+//
+// Possible errors: ctx.Err() (wrapped); those of slices.Slice and of
+// [Tracker.Wait].
+func (t *Tracker) WaitCurrent(ctx context.Context, source string, slices Slicer, cache informer.ReceivedWaiter) (shard.Slice, error) {
+	want, _, err := slices.Slice(ctx)
+	if err != nil {
+		return shard.Slice{}, fmt.Errorf("%s: %w", source, err)
+	}
+	sl, err := t.Wait(ctx, want.Gen, cache)
+	if err != nil {
+		return shard.Slice{}, fmt.Errorf("%s: %w", source, err)
+	}
+	return sl, nil
+}
+
+// Ended is the error a sharded source's watch ends with when its slice,
+// generation gen, is replaced: it wraps [informer.ErrRelistRequested] and
+// [informer.ErrExpired], so the informer lists the new slice.
+func Ended(source string, gen uint64) error {
+	return fmt.Errorf("%s: slice changed (generation %d ended): %w: %w", source, gen, informer.ErrRelistRequested, informer.ErrExpired)
+}

@@ -255,15 +255,7 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 // Possible errors: ctx.Err() (wrapped); [informer.ErrClosed] (the informer
 // stopped).
 func (s *Sharded[T]) WaitLoaded(ctx context.Context, cache informer.ReceivedWaiter) (shard.Slice, error) {
-	want, _, err := s.slices.Slice(ctx)
-	if err != nil {
-		return shard.Slice{}, fmt.Errorf("etcd sharded source: %w", err)
-	}
-	sl, err := s.loaded.Wait(ctx, want.Gen, cache)
-	if err != nil {
-		return shard.Slice{}, fmt.Errorf("etcd sharded source: %w", err)
-	}
-	return sl, nil
+	return s.loaded.WaitCurrent(ctx, "etcd sharded source", s.slices, cache)
 }
 
 // keyFilter returns the filter of slice sl, for the underlying source: it
@@ -312,9 +304,7 @@ func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer
 		case <-ctx.Done():
 			return
 		case <-changed:
-			send(informer.Event[*Object[T]]{Type: informer.EventError,
-				Err: fmt.Errorf("etcd sharded source: slice changed (generation %d ended): %w: %w",
-					sl.Gen, informer.ErrRelistRequested, informer.ErrExpired)})
+			send(informer.Event[*Object[T]]{Type: informer.EventError, Err: sliceload.Ended("etcd sharded source", sl.Gen)})
 			return
 		case ev, ok := <-inner.Events():
 			if !ok {

@@ -395,15 +395,7 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 // Possible errors: ctx.Err() (wrapped); [informer.ErrClosed] (the informer
 // stopped).
 func (s *Sharded[T]) WaitLoaded(ctx context.Context, cache informer.ReceivedWaiter) (shard.Slice, error) {
-	want, _, err := s.slices.Slice(ctx)
-	if err != nil {
-		return shard.Slice{}, fmt.Errorf("k8s sharded source: %w", err)
-	}
-	sl, err := s.loaded.Wait(ctx, want.Gen, cache)
-	if err != nil {
-		return shard.Slice{}, fmt.Errorf("k8s sharded source: %w", err)
-	}
-	return sl, nil
+	return s.loaded.WaitCurrent(ctx, "k8s sharded source", s.slices, cache)
 }
 
 // emptySliceSelector matches the hash 0xffffffffffffffff alone: what a

@@ -1,9 +1,8 @@
 package k8s
 
 import (
-	"fmt"
-
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/sliceload"
 	"github.com/ginformer/ginformer/shard"
 )
 
@@ -21,9 +20,7 @@ func (s *Sharded[T]) filterWatch(out *informer.WatchStream[T], inner informer.Wa
 		case <-out.Done():
 			return
 		case <-changed:
-			out.Send(informer.Event[T]{Type: informer.EventError,
-				Err: fmt.Errorf("k8s sharded source: slice changed (generation %d ended): %w: %w",
-					sl.Gen, informer.ErrRelistRequested, informer.ErrExpired)})
+			out.Send(informer.Event[T]{Type: informer.EventError, Err: sliceload.Ended("k8s sharded source", sl.Gen)})
 			return
 		case ev, ok := <-inner.Events():
 			if !ok {

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/ginformer/ginformer/bench"
+	"github.com/ginformer/ginformer/bench/internal/kubepods"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
 
@@ -114,13 +115,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}
 	defer os.RemoveAll(dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+	if err := kubepods.WriteKubeconfig(env.Config, kubeconfig); err != nil {
 		return nil, err
 	}
 
 	logf("creating %d pods with %d writers", cfg.Pods, cfg.Writers)
 	tc := time.Now()
-	if err := populate(ctx, env, cfg.Pods, cfg.Writers); err != nil {
+	if err := kubepods.Populate(ctx, env, cfg.Pods, cfg.Writers); err != nil {
 		return nil, err
 	}
 	rep = &report{cfg: cfg, createTook: time.Since(tc)}

@@ -16,6 +16,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/ginformer/ginformer/bench/internal/childmetrics"
+	"github.com/ginformer/ginformer/bench/internal/childproc"
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/etcd"
 )
@@ -66,8 +68,8 @@ func childMain(args []string, mainStart time.Time) int {
 // informer with a snapshot and one handler.
 type program struct {
 	rpc     *rpcCounter
-	metrics *eventMetrics
-	log     logBook
+	metrics *childmetrics.EventMetrics
+	log     childmetrics.LogBook
 	client  *clientv3.Client
 	inf     *informer.SharedInformer[string, *etcd.Object[svc]]
 	reg     *informer.Registration[string, *etcd.Object[svc]]
@@ -87,7 +89,7 @@ type handlerCalls struct {
 
 // newProgram builds the child's program; nothing runs yet.
 func newProgram(a childArgs) (*program, error) {
-	p := &program{rpc: newRPCCounter(a.prefix), metrics: &eventMetrics{}, log: newLogBook(), done: make(chan error, 1)}
+	p := &program{rpc: newRPCCounter(a.prefix), metrics: &childmetrics.EventMetrics{}, log: childmetrics.NewLogBook(), done: make(chan error, 1)}
 	var err error
 	p.client, err = clientv3.New(clientv3.Config{Endpoints: []string{a.endpoint}, DialTimeout: 5 * time.Second,
 		DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: 5 * time.Second,
@@ -188,7 +190,7 @@ type stopResult struct {
 }
 
 func child(a childArgs, mainStart time.Time) error {
-	cmds := readCommands()
+	cmds := childproc.ReadCommands()
 	if a.startNS == 0 {
 		a.startNS = mainStart.UnixNano()
 	}
@@ -224,8 +226,8 @@ func child(a childArgs, mainStart time.Time) error {
 		StartToSyncedNS: synced.UnixNano() - a.startNS,
 		InitNS:          runStart.UnixNano() - a.startNS,
 		RunToSyncedNS:   synced.Sub(runStart).Nanoseconds(),
-		CPUNS:           cpuNS(),
-		VmHWM:           vmHWM(),
+		CPUNS:           childmetrics.CPUNS(),
+		VmHWM:           childmetrics.VmHWM(),
 		RPC:             p.rpc.snapshot(),
 	}
 	if err := stopProfile(); err != nil {
@@ -235,30 +237,30 @@ func child(a childArgs, mainStart time.Time) error {
 	if a.mode == modeThroughput {
 		return p.throughput(ctx, cmds, res, a.cpuProfile)
 	}
-	if err := say("SYNCED", res); err != nil {
+	if err := childproc.Say("SYNCED", res); err != nil {
 		return err
 	}
-	if err := awaitCommand(cmds, "STOP", nil); err != nil {
+	if err := childproc.AwaitCommand(cmds, "STOP", nil); err != nil {
 		return err
 	}
 	st, err := p.stop(a)
 	if err != nil {
 		return err
 	}
-	return say("STOPPED", st)
+	return childproc.Say("STOPPED", st)
 }
 
 // fillSync completes res once synced: what the log, the metrics and the
 // handler say, the memory and the cache's digest.
 func (p *program) fillSync(res *syncResult, restored *restoredObjects) {
-	if l := p.log.find("restored the cache from a snapshot"); len(l) > 0 {
+	if l := p.log.Find("restored the cache from a snapshot"); len(l) > 0 {
 		res.Restored = true
-		res.RestoreNS, res.RestoreDecodeNS = int64(l[0].duration("took")), int64(l[0].duration("decoded"))
+		res.RestoreNS, res.RestoreDecodeNS = int64(l[0].Duration("took")), int64(l[0].Duration("decoded"))
 	}
 	c, m := &p.calls, p.metrics
 	res.InitialAdds, res.Adds, res.Updates, res.Deletes = c.initialAdds.Load(), c.adds.Load(), c.updates.Load(), c.deletes.Load()
-	res.EventsAdded, res.EventsModified, res.EventsDeleted = m.added.Load(), m.modified.Load(), m.deleted.Load()
-	res.Bookmarks, res.Relists, res.Expired = m.bookmarks.Load(), m.relists.Load(), m.expired.Load()
+	res.EventsAdded, res.EventsModified, res.EventsDeleted = m.Added.Load(), m.Modified.Load(), m.Deleted.Load()
+	res.Bookmarks, res.Relists, res.Expired = m.Bookmarks.Load(), m.Relists.Load(), m.Expired.Load()
 	res.Relisted = res.Restored && res.Relists > 0
 	if restored != nil {
 		res.Captured = restored.wait()
@@ -289,19 +291,19 @@ func (p *program) stop(a childArgs) (stopResult, error) {
 			return stopResult{}, err
 		}
 	}
-	cpu0, t0 := cpuNS(), time.Now()
+	cpu0, t0 := childmetrics.CPUNS(), time.Now()
 	p.cancel()
 	if err := <-p.done; err != nil {
 		return stopResult{}, err
 	}
-	st := stopResult{WallNS: time.Since(t0).Nanoseconds(), CPUNS: cpuNS() - cpu0, RPC: p.rpc.snapshot()}
+	st := stopResult{WallNS: time.Since(t0).Nanoseconds(), CPUNS: childmetrics.CPUNS() - cpu0, RPC: p.rpc.snapshot()}
 	if err := stopProfile(); err != nil {
 		return st, err
 	}
 	h := p.inf.Health()
 	st.SnapshotBytes, st.SnapshotVersion, st.Objects = h.SnapshotBytes, h.SnapshotVersion, h.Objects
-	if l := p.log.find("snapshot written"); len(l) > 0 {
-		st.WriteNS = int64(l[len(l)-1].duration("took"))
+	if l := p.log.Find("snapshot written"); len(l) > 0 {
+		st.WriteNS = int64(l[len(l)-1].Duration("took"))
 	}
 	if fi, err := os.Stat(a.snapshot); err == nil {
 		st.FileBytes = fi.Size()

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/ginformer/ginformer/bench"
+	"github.com/ginformer/ginformer/bench/internal/childproc"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
@@ -71,7 +72,7 @@ type config struct {
 
 func main() {
 	mainStart := time.Now()
-	if len(os.Args) > 1 && os.Args[1] == childRole {
+	if len(os.Args) > 1 && os.Args[1] == childproc.Role {
 		os.Exit(childMain(os.Args[2:], mainStart))
 	}
 	var cfg config
@@ -94,7 +95,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := run(ctx, cfg)
-	killAll()
+	childproc.KillAll()
 	if err == nil {
 		err = rep.write(os.Stdout)
 	}
@@ -139,7 +140,7 @@ func run(ctx context.Context, cfg config) (rep *report, err error) {
 	defer srv.Close()
 	// An interrupt kills the children at once (the main goroutine may be
 	// waiting for one); the deferred calls then stop the rest.
-	defer context.AfterFunc(ctx, killAll)()
+	defer context.AfterFunc(ctx, childproc.KillAll)()
 	c, err := etcdtest.NewClient(srv.Endpoint())
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/ginformer/ginformer/bench/internal/childproc"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
@@ -116,26 +117,26 @@ func (h *harness) syncChild(ctx context.Context, phase string, run int, since ch
 		return r, err
 	}
 	args = append(args, "-start-ns="+strconv.FormatInt(time.Now().UnixNano(), 10))
-	p, err := startChild(h.cfg.Exe, args)
+	p, err := childproc.Start(h.cfg.Exe, args)
 	if err != nil {
 		return r, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			p.kill()
+			p.Kill()
 		}
 	}()
-	if err := p.expect(ctx, "SYNCED", h.cfg.Timeout, &r.Sync); err != nil {
+	if err := p.Expect(ctx, "SYNCED", h.cfg.Timeout, &r.Sync); err != nil {
 		return r, err
 	}
-	if err := p.send("STOP", nil); err != nil {
+	if err := p.Send("STOP", nil); err != nil {
 		return r, err
 	}
-	if err := p.expect(ctx, "STOPPED", h.cfg.Timeout, &r.Stop); err != nil {
+	if err := p.Expect(ctx, "STOPPED", h.cfg.Timeout, &r.Stop); err != nil {
 		return r, err
 	}
-	if err := p.finish(); err != nil {
+	if err := p.Finish(); err != nil {
 		return r, err
 	}
 	ok = true
@@ -192,29 +193,29 @@ func (h *harness) throughputChild(ctx context.Context, run int, interval time.Du
 		args = append(args, "-cpuprofile="+p)
 	}
 	args = append(args, "-start-ns="+strconv.FormatInt(time.Now().UnixNano(), 10))
-	p, err := startChild(h.cfg.Exe, args)
+	p, err := childproc.Start(h.cfg.Exe, args)
 	if err != nil {
 		return tr, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			p.kill()
+			p.Kill()
 		}
 	}()
-	if err := p.expect(ctx, "READY", h.cfg.Timeout, nil); err != nil {
+	if err := p.Expect(ctx, "READY", h.cfg.Timeout, nil); err != nil {
 		return tr, err
 	}
 	if tr.Writes, err = h.keys.writeFor(ctx, h.client, h.cfg.ThroughputTime, h.cfg.Writers, h.cfg.Batch); err != nil {
 		return tr, err
 	}
-	if err := p.send("DONE", tr.Writes); err != nil {
+	if err := p.Send("DONE", tr.Writes); err != nil {
 		return tr, err
 	}
-	if err := p.expect(ctx, "RESULT", h.cfg.Timeout, &tr.Result); err != nil {
+	if err := p.Expect(ctx, "RESULT", h.cfg.Timeout, &tr.Result); err != nil {
 		return tr, err
 	}
-	if err := p.finish(); err != nil {
+	if err := p.Finish(); err != nil {
 		return tr, err
 	}
 	ok = true

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ginformer/ginformer/bench/internal/childmetrics"
+	"github.com/ginformer/ginformer/bench/internal/childproc"
 )
 
 // The throughput phase: a child syncs (from the snapshot) and its handler
@@ -88,14 +91,14 @@ func (p *program) throughput(ctx context.Context, cmds <-chan string, res syncRe
 			return err
 		}
 	}
-	cpu0 := cpuNS()
+	cpu0 := childmetrics.CPUNS()
 	gc0, gcCPU0 := gcStats()
 	p.calls.recording.Store(true)
-	if err := say("READY", res); err != nil {
+	if err := childproc.Say("READY", res); err != nil {
 		return err
 	}
 	var done writesDone
-	if err := awaitCommand(cmds, "DONE", &done); err != nil {
+	if err := childproc.AwaitCommand(cmds, "DONE", &done); err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -109,7 +112,7 @@ func (p *program) throughput(ctx context.Context, cmds <-chan string, res syncRe
 		}
 		time.Sleep(time.Millisecond)
 	}
-	out := throughputResult{Sync: res, CPUNS: cpuNS() - cpu0}
+	out := throughputResult{Sync: res, CPUNS: childmetrics.CPUNS() - cpu0}
 	gc1, gcCPU1 := gcStats()
 	out.GCCycles, out.GCCPUSeconds = gc1-gc0, gcCPU1-gcCPU0
 	if err := stopProfile(); err != nil {
@@ -119,13 +122,13 @@ func (p *program) throughput(ctx context.Context, cmds <-chan string, res syncRe
 	p.calls.mu.Lock()
 	handled, lat := p.calls.handled, p.calls.latency
 	p.calls.mu.Unlock()
-	for _, l := range p.log.find("snapshot written") {
+	for _, l := range p.log.Find("snapshot written") {
 		end := l.Time.UnixNano()
 		bytes, _ := strconv.ParseInt(fmt.Sprint(l.Attrs["bytes"]), 10, 64)
-		out.Snapshots = append(out.Snapshots, snapshotWrite{StartNS: end - int64(l.duration("took")), EndNS: end, Bytes: bytes})
+		out.Snapshots = append(out.Snapshots, snapshotWrite{StartNS: end - int64(l.Duration("took")), EndNS: end, Bytes: bytes})
 	}
 	out.summarize(handled, lat, done)
-	if err := say("RESULT", out); err != nil {
+	if err := childproc.Say("RESULT", out); err != nil {
 		return err
 	}
 	p.cancel()

@@ -1,4 +1,4 @@
-package main
+package childproc
 
 import (
 	"os/exec"

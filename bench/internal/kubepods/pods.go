@@ -1,4 +1,12 @@
-package main
+// Package kubepods is the cluster side of the Kubernetes benchmarks
+// (bench/cmd/kubeapi, bench/cmd/kubewarm). It generates realistic pods:
+// Deployment pods with three containers (env, resources, ports, mounts,
+// probes), twelve labels, an owner, tolerations and a running status
+// written by a second field manager, about 11.8 KB of JSON and 8.5 KB of
+// protobuf each as served; pod i is the same in every run. It creates them
+// in a cluster ([Populate]) and writes the kubeconfig the benchmarks'
+// child processes connect with ([WriteKubeconfig]).
+package kubepods
 
 import (
 	"crypto/sha256"
@@ -20,16 +28,19 @@ import (
 const (
 	replicasPer = 10
 	numNodes    = 500
-	numNS       = 20
+	// Namespaces is the number of namespaces the pods are spread over
+	// ([NamespaceName]).
+	Namespaces = 20
 )
 
-var teams = []string{"payments", "search", "checkout", "identity", "catalog"}
+// Teams are the teams namespaces and Deployments belong to (label "team").
+var Teams = []string{"payments", "search", "checkout", "identity", "catalog"}
 
 var components = []string{"api", "worker", "frontend", "gateway"}
 
-// namespaceName is namespace j of the cluster.
-func namespaceName(j int) string {
-	return fmt.Sprintf("%s-%s", teams[j%len(teams)], []string{"prod", "staging", "dev", "canary"}[(j/len(teams))%4])
+// NamespaceName is namespace j of the cluster, j in [0, Namespaces).
+func NamespaceName(j int) string {
+	return fmt.Sprintf("%s-%s", Teams[j%len(Teams)], []string{"prod", "staging", "dev", "canary"}[(j/len(Teams))%4])
 }
 
 // hexOf is the first n hex digits of the SHA-256 of s: deterministic
@@ -62,25 +73,26 @@ func deploymentOf(i int) deployment {
 	d := i / replicasPer
 	comp := components[d%len(components)]
 	return deployment{
-		ns:        namespaceName(d % numNS),
-		name:      fmt.Sprintf("%s-%s-%d", teams[d%len(teams)], comp, d),
+		ns:        NamespaceName(d % Namespaces),
+		name:      fmt.Sprintf("%s-%s-%d", Teams[d%len(Teams)], comp, d),
 		hash:      hexOf("rs"+strconv.Itoa(d), 10),
-		team:      teams[d%len(teams)],
+		team:      Teams[d%len(Teams)],
 		component: comp,
 		version:   fmt.Sprintf("v1.%d.%d", d%17, d%5),
 	}
 }
 
-// podName is the name of pod i ("<deployment>-<hash>-<suffix>").
-func podName(i int) (ns, name string) {
+// Name is the namespace and name of pod i ("<deployment>-<hash>-<suffix>").
+func Name(i int) (ns, name string) {
 	d := deploymentOf(i)
 	return d.ns, d.name + "-" + d.hash + "-" + suffix(i)
 }
 
-// newPod is pod i as a ReplicaSet controller creates it: spec only.
-func newPod(i int) *corev1.Pod {
+// New is pod i as a ReplicaSet controller creates it: spec only (see
+// [SetStatus]). Every call returns a new object.
+func New(i int) *corev1.Pod {
 	d := deploymentOf(i)
-	ns, name := podName(i)
+	ns, name := Name(i)
 	rs := d.name + "-" + d.hash
 	ctrl, no := true, false
 	grace := int64(30)
@@ -198,9 +210,9 @@ func container(name, image string, probes int, port int32, reqCPU, reqMem, limCP
 	return c
 }
 
-// setStatus fills p's status as a kubelet reports a running pod. at is the
+// SetStatus fills p's status as a kubelet reports a running pod. at is the
 // time of the report.
-func setStatus(p *corev1.Pod, i int, at time.Time) {
+func SetStatus(p *corev1.Pod, i int, at time.Time) {
 	t := metav1.NewTime(at.Truncate(time.Second))
 	cond := func(ty corev1.PodConditionType) corev1.PodCondition {
 		return corev1.PodCondition{Type: ty, Status: corev1.ConditionTrue, LastTransitionTime: t}
@@ -234,9 +246,11 @@ func setStatus(p *corev1.Pod, i int, at time.Time) {
 	}
 }
 
-// statusPatch is the strategic merge patch a kubelet sends when a readiness
+// StatusPatch is the strategic merge patch a kubelet sends when a readiness
 // probe result changes: the Ready condition's probe time and message.
-func statusPatch(seq int, at time.Time) []byte {
+// Patches with different seq differ, so none is a no-op (which would
+// write nothing and send no event).
+func StatusPatch(seq int, at time.Time) []byte {
 	return fmt.Appendf(nil, `{"status":{"conditions":[{"type":"Ready","status":"True","lastProbeTime":%q,"message":"probe %d ok"}]}}`,
 		at.UTC().Format(time.RFC3339), seq)
 }

@@ -1,4 +1,11 @@
-package main
+// Package childproc runs the benchmark commands' measured programs as
+// child processes of their own (the command's binary, re-executed), so
+// that the CPU, memory and requests measured are the child's alone. Parent
+// and child talk in lines: the child prints "WORD {json}" on its stdout
+// when it reaches a step ([Say]), the parent writes "WORD {json}" on the
+// child's stdin to move it on ([Proc.Send]). A child dies with its parent
+// (SIGKILL on Linux, EOF on its stdin everywhere).
+package childproc
 
 import (
 	"bufio"
@@ -14,13 +21,13 @@ import (
 	"time"
 )
 
-// childRole is the first argument of a child process.
-const childRole = "-role=child"
+// Role is the first argument of a child process: a command's main runs
+// its child's code when os.Args[1] is Role.
+const Role = "-role=child"
 
-// proc is a running child process. The parent and the child talk in lines:
-// the child prints "WORD {json}" on its stdout when it reaches a step, the
-// parent writes "WORD {json}" on the child's stdin to move it on.
-type proc struct {
+// Proc is a running child process. Its methods are for one goroutine at a
+// time.
+type Proc struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	lines   chan string // stdout, line by line; closed at EOF
@@ -28,13 +35,20 @@ type proc struct {
 	started time.Time   // just before the process was started
 }
 
+// Started is when the parent started the process (just before it did).
+func (p *Proc) Started() time.Time { return p.started }
+
+// Pid is the child's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 var (
 	procsMu sync.Mutex
-	procs   = map[*proc]bool{}
+	procs   = map[*Proc]bool{}
 )
 
-// killAll kills every child still running (on error or interrupt).
-func killAll() {
+// KillAll kills every child still running (on error or interrupt); it
+// does not wait for them.
+func KillAll() {
 	procsMu.Lock()
 	defer procsMu.Unlock()
 	for p := range procs {
@@ -42,10 +56,11 @@ func killAll() {
 	}
 }
 
-// startChild starts exe as a child with args. Its stderr goes to ours; it
-// dies with us (Pdeathsig on Linux, and EOF on its stdin everywhere).
-func startChild(exe string, args []string) (*proc, error) {
-	cmd := exec.Command(exe, append([]string{childRole}, args...)...)
+// Start starts exe as a child with [Role] and args. Its stderr goes to
+// ours; it dies with us (Pdeathsig on Linux, and EOF on its stdin
+// everywhere).
+func Start(exe string, args []string) (*Proc, error) {
+	cmd := exec.Command(exe, append([]string{Role}, args...)...)
 	cmd.Stderr = os.Stderr
 	dieWithParent(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -56,7 +71,7 @@ func startChild(exe string, args []string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{cmd: cmd, stdin: stdin, lines: make(chan string, 4), wait: make(chan error, 1), started: time.Now()}
+	p := &Proc{cmd: cmd, stdin: stdin, lines: make(chan string, 4), wait: make(chan error, 1), started: time.Now()}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -79,9 +94,12 @@ func startChild(exe string, args []string) (*proc, error) {
 	return p, nil
 }
 
-// expect waits for a line "word {json}" and decodes the JSON into v (nil:
+// Expect waits for a line "word {json}" and decodes the JSON into v (nil:
 // ignored). Other lines are copied to stderr.
-func (p *proc) expect(ctx context.Context, word string, timeout time.Duration, v any) error {
+//
+// Possible errors: the child exited, timeout passed, ctx is done, or the
+// JSON did not decode into v.
+func (p *Proc) Expect(ctx context.Context, word string, timeout time.Duration, v any) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
@@ -107,8 +125,8 @@ func (p *proc) expect(ctx context.Context, word string, timeout time.Duration, v
 	}
 }
 
-// send writes the line "word {json of v}" (v nil: "word") to the child.
-func (p *proc) send(word string, v any) error {
+// Send writes the line "word {json of v}" (v nil: "word") to the child.
+func (p *Proc) Send(word string, v any) error {
 	line := word
 	if v != nil {
 		b, err := json.Marshal(v)
@@ -121,8 +139,9 @@ func (p *proc) send(word string, v any) error {
 	return err
 }
 
-// finish waits for the child to exit, having said everything.
-func (p *proc) finish() error {
+// Finish waits (up to a minute) for the child to exit, having said
+// everything, and returns an error if it did not exit with status 0.
+func (p *Proc) Finish() error {
 	for range p.lines {
 	}
 	var err error
@@ -138,18 +157,18 @@ func (p *proc) finish() error {
 	return nil
 }
 
-// kill stops the child and waits for it.
-func (p *proc) kill() {
+// Kill kills the child and waits for its output to end.
+func (p *Proc) Kill() {
 	_ = p.cmd.Process.Kill()
 	for range p.lines {
 	}
 	_ = p.stdin.Close()
 }
 
-// readCommands reads the parent's lines from stdin, in a child, and sends
+// ReadCommands reads the parent's lines from stdin, in a child, and sends
 // them on the returned channel; when stdin ends (the parent is gone) the
-// child exits.
-func readCommands() <-chan string {
+// child exits with status 3. Call it once, early.
+func ReadCommands() <-chan string {
 	ch := make(chan string, 4)
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
@@ -161,9 +180,10 @@ func readCommands() <-chan string {
 	return ch
 }
 
-// awaitCommand waits for the parent's line "word {json}" and decodes the
-// JSON into v (nil: ignored).
-func awaitCommand(cmds <-chan string, word string, v any) error {
+// AwaitCommand waits, in a child, for the parent's line "word {json}" on
+// cmds ([ReadCommands]) and decodes the JSON into v (nil: ignored); other
+// lines are skipped.
+func AwaitCommand(cmds <-chan string, word string, v any) error {
 	for l := range cmds {
 		rest, found := strings.CutPrefix(l, word)
 		if !found {
@@ -177,8 +197,8 @@ func awaitCommand(cmds <-chan string, word string, v any) error {
 	return fmt.Errorf("no %s from the parent", word)
 }
 
-// say prints the line "word {json of v}" for the parent.
-func say(word string, v any) error {
+// Say prints, in a child, the line "word {json of v}" for the parent.
+func Say(word string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -195,16 +195,7 @@ func (d *mutationDetector[K, T]) committed(ws []write[K, T]) {
 
 // run compares the whole cache every interval until ctx is done.
 func (d *mutationDetector[K, T]) run(ctx context.Context) {
-	t := time.NewTicker(d.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			d.checkAll()
-		}
-	}
+	every(ctx, d.interval, d.checkAll)
 }
 
 // checkAll compares every cached object with its copy.

@@ -32,18 +32,11 @@ const finalSnapshotTimeout = time.Minute
 
 // snapshotLoop writes a snapshot every interval until ctx is done.
 func (inf *SharedInformer[K, T]) snapshotLoop(ctx context.Context) {
-	t := time.NewTicker(inf.snap.cfg.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, inf.snap.cfg.interval, func() {
 		if inf.HasSynced() {
 			inf.writeSnapshot(ctx, 1)
 		}
-	}
+	})
 }
 
 // writeFinalSnapshot writes the snapshot of a stopping informer, if it

@@ -10,13 +10,10 @@ import "time"
 // the calls that set their times. After ShutDown or Drain, AddAfter does
 // nothing; the keys still waiting then are dropped.
 func (q *Queue[K]) AddAfter(key K, d time.Duration) {
-	h := hashKey(key)
-	q.lockInit()
-	if q.state != running {
-		q.mu.Unlock()
+	slot, ok := q.lockRunningSlot(key)
+	if !ok {
 		return
 	}
-	slot := q.slotLocked(key, h)
 	q.addAfterLocked(slot, d, 0) // unlocks
 }
 
@@ -27,13 +24,10 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 // it when processing the key failed; call Forget when it succeeded. After
 // ShutDown or Drain, AddRateLimited does nothing.
 func (q *Queue[K]) AddRateLimited(key K) {
-	h := hashKey(key)
-	q.lockInit()
-	if q.state != running {
-		q.mu.Unlock()
+	slot, ok := q.lockRunningSlot(key)
+	if !ok {
 		return
 	}
-	slot := q.slotLocked(key, h)
 	e := q.entries.at(slot)
 	d := q.backoff.delay(e.failures)
 	if e.failures == 0 {

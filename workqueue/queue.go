@@ -174,19 +174,28 @@ func (q *Queue[K]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
 // out by Get, Done not called yet), it is queued again when Done is called.
 // After ShutDown or Drain, Add does nothing.
 func (q *Queue[K]) Add(key K) {
-	h := hashKey(key)
-	q.lockInit()
-	if q.state != running {
-		q.mu.Unlock()
+	slot, ok := q.lockRunningSlot(key)
+	if !ok {
 		return
 	}
-	slot := q.slotLocked(key, h)
 	added := q.addLocked(slot)
 	m := q.metrics
 	q.mu.Unlock()
 	if added && m != nil {
 		m.Added(q.name)
 	}
+}
+
+// lockRunningSlot locks q and returns key's slot, allocating one if needed.
+// If q is shut down or draining it unlocks q and returns false instead.
+func (q *Queue[K]) lockRunningSlot(key K) (int32, bool) {
+	h := hashKey(key)
+	q.lockInit()
+	if q.state != running {
+		q.mu.Unlock()
+		return 0, false
+	}
+	return q.slotLocked(key, h), true
 }
 
 // slotLocked returns the slot of key, whose hash is h, making one if the

@@ -316,8 +316,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	}
 	inf.mu.Unlock()
 	var resume resumeOptions
+	var applySnapshot func() // decodes and applies the snapshot, beside the reflector
 	if inf.snap != nil {
-		resume = inf.restore(ctx)
+		resume, applySnapshot = inf.restore(ctx)
 	}
 
 	inf.mu.Lock()
@@ -333,6 +334,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	inf.mu.Unlock()
 
 	var wg sync.WaitGroup
+	if applySnapshot != nil {
+		wg.Go(applySnapshot)
+	}
 	wg.Go(func() { _ = refl.Run(ctx) })
 	wg.Go(func() { inf.processLoop(ctx) })
 	if inf.mutations != nil {

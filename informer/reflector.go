@@ -321,6 +321,9 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context, backoff *backoffTimer) 
 	if r.isResuming() {
 		return r.watch(ctx, nil, backoff)
 	}
+	if ok, _ := r.awaitRestore(ctx); !ok {
+		return nil // the store is not ours to write before a restore ends
+	}
 	var w Watcher[T]
 	if r.useStreamingList() {
 		var err error

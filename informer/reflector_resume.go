@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -30,6 +31,36 @@ type resumeOptions struct {
 	// caughtUp is called once, on the reflector's goroutine, when the
 	// store holds (queued) the source's current state: see above.
 	caughtUp func()
+	// ready, if not nil, is closed once the store holds the state at
+	// version or failed to (restored then reports which): the restore may
+	// still run when the reflector starts. The reflector opens its resume
+	// watch meanwhile but reads nothing from it, and writes nothing to the
+	// store, before ready; if the restore failed it lists instead.
+	ready    <-chan struct{}
+	restored func() bool
+}
+
+// errRestoreFailed abandons a resume whose restore failed (reported by the
+// informer): the reflector lists.
+var errRestoreFailed = errors.New("the snapshot could not be restored")
+
+// awaitRestore waits until the store holds the restored state (see
+// resumeOptions.ready). It reports false if ctx ended first; err is
+// errRestoreFailed if the restore failed.
+func (r *Reflector[T]) awaitRestore(ctx context.Context) (ok bool, err error) {
+	ready := r.opts.resume.ready
+	if ready == nil {
+		return true, nil
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return false, nil
+	}
+	if !r.opts.resume.restored() {
+		return true, errRestoreFailed
+	}
+	return true, nil
 }
 
 // errResumeAbandoned marks the failure of a resume watch other than an
@@ -98,6 +129,15 @@ func (c *catchUpTimer) c() <-chan time.Time {
 		return nil
 	}
 	return c.t.C
+}
+
+// restart starts the wait afresh: the time spent restoring does not count.
+func (c *catchUpTimer) restart() {
+	if c == nil {
+		return
+	}
+	c.deadline = time.Now().Add(catchUpLimit * c.stall)
+	c.t.Reset(c.stall)
 }
 
 // progress restarts the stall timer after an event, within the deadline.

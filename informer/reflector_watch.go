@@ -62,6 +62,21 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 				}
 				return fmt.Errorf("%s: watch: %w", r.opts.Name, err)
 			}
+			if resuming {
+				// The watch is open (the source replays, etcd syncs, the
+				// apiserver's bookmark timer runs) while the restore
+				// finishes; read it only then.
+				ok, err := r.awaitRestore(ctx)
+				if !ok {
+					w.Stop()
+					return nil
+				}
+				if err != nil {
+					w.Stop()
+					return r.abandonResume(err)
+				}
+				catchUp.restart()
+			}
 		}
 		err := r.handleWatch(ctx, w, resync, catchUp)
 		w.Stop()

@@ -6,18 +6,22 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Restoring a snapshot at start.
 //
-// Run calls restore before it builds its reflector, so the cache is loaded
-// before the first request to the source. restore loads the snapshot,
-// checks it whole (layout, checksums, identity; see snapshot_format.go),
-// decodes it and its keys on every core, and applies it to the empty cache
-// as one batch, the way a first list is applied. Any failure leaves the
-// cache empty, is reported (ErrorClassSnapshot, wrapping ErrSnapshot) and
-// the informer starts cold.
+// Run calls restore before it builds its reflector: the snapshot is loaded
+// and its header checked (layout, identity) before the first request to the
+// source. Then, while the reflector opens its watch from the snapshot's
+// version (reading nothing from it yet), a goroutine checks the rest
+// (checksums; see snapshot_format.go), decodes the objects and their keys on
+// every core, and applies them to the empty cache as one batch, the way a
+// first list is applied; the reflector reads the watch once that is done.
+// Any failure leaves the cache empty and is reported (ErrorClassSnapshot,
+// wrapping ErrSnapshot): a bad header starts the informer cold; a failure
+// while decoding makes the reflector list instead of resuming.
 //
 // Handlers are told nothing while the restored cache catches up. From
 // restore until finishRestore, inf.restoring (under inf.mu) makes the
@@ -54,12 +58,20 @@ type snapshotState[K comparable, T any] struct {
 	writtenSize int64
 }
 
-// restore loads the informer's snapshot into the cache and returns what
-// the reflector needs to resume from it; a zero resumeOptions when it
-// starts cold (inf.restoring is then false again).
-func (inf *SharedInformer[K, T]) restore(ctx context.Context) resumeOptions {
+// restore opens the informer's snapshot: it loads the file and checks its
+// header (layout, identity) before the first request to the source. It
+// returns what the reflector needs to resume from the snapshot's version,
+// and the work that decodes the objects and applies them to the cache,
+// which Run runs on a goroutine of its own while the reflector opens its
+// watch (the reflector reads nothing from it before the cache holds the
+// snapshot: resumeOptions.ready). It returns a zero resumeOptions and a nil
+// func when it starts cold (inf.restoring is then false again). If the
+// decoding fails, the cache stays empty, restored reports false and the
+// reflector lists instead; handlers are still held back until the first
+// list is applied, and receive it as initial adds.
+func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, func()) {
 	s := inf.snap
-	version, err := inf.loadSnapshot(ctx)
+	data, version, err := inf.openSnapshot(ctx)
 	if err != nil || version == "" {
 		inf.mu.Lock()
 		inf.restoring = false // the cache is empty: nothing was withheld
@@ -67,21 +79,37 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) resumeOptions {
 		if err != nil {
 			inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: starting cold: %w", inf.name, err))
 		}
-		return resumeOptions{}
+		return resumeOptions{}, nil
 	}
-	return resumeOptions{version: version, caughtUp: func() { s.closeUp.Do(func() { close(s.caughtUp) }) }}
+	ready := make(chan struct{})
+	var ok atomic.Bool
+	resume := resumeOptions{
+		version:  version,
+		caughtUp: func() { s.closeUp.Do(func() { close(s.caughtUp) }) },
+		ready:    ready,
+		restored: ok.Load,
+	}
+	apply := func() {
+		defer close(ready)
+		if err := inf.applySnapshot(data); err != nil {
+			inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: starting cold (listing instead of resuming): %w", inf.name, err))
+			return
+		}
+		ok.Store(true)
+	}
+	return resume, apply
 }
 
-// loadSnapshot loads, checks and applies the snapshot, and returns its
-// version; "" (and no error) when there is none.
+// openSnapshot loads the snapshot and checks its header against the
+// informer's identity; it returns the file's bytes and the snapshot's
+// version, "" (and no error) when there is none.
 //
 // Possible errors: [ErrSnapshot] (wrapped).
-func (inf *SharedInformer[K, T]) loadSnapshot(ctx context.Context) (string, error) {
+func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) ([]byte, string, error) {
 	s := inf.snap
-	start := time.Now()
 	id, err := s.cfg.identity(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w: cannot check a snapshot against the source: %w", ErrSnapshot, err)
+		return nil, "", fmt.Errorf("%w: cannot check a snapshot against the source: %w", ErrSnapshot, err)
 	}
 	s.mu.Lock()
 	s.identity = id
@@ -89,20 +117,45 @@ func (inf *SharedInformer[K, T]) loadSnapshot(ctx context.Context) (string, erro
 	data, err := s.cfg.store.Load(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		inf.log.V(1).Info("no snapshot to restore, starting cold")
-		return "", nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
+		return nil, "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
 	}
+	h, _, err := readSnapshotHeader(data)
+	if err != nil {
+		return nil, "", err
+	}
+	if h.identity != id {
+		return nil, "", identityMismatch(h.identity, id)
+	}
+	if h.version == "" {
+		return nil, "", errSnapshotCorrupt("no version")
+	}
+	return data, h.version, nil
+}
+
+// applySnapshot checks and decodes the whole snapshot in data and applies
+// it to the empty cache; on error the cache is left empty.
+//
+// Possible errors: [ErrSnapshot] (wrapped).
+func (inf *SharedInformer[K, T]) applySnapshot(data []byte) error {
+	s := inf.snap
+	start := time.Now()
+	s.mu.Lock()
+	id := s.identity
+	s.mu.Unlock()
 	dec, err := decodeSnapshot(data, id, s.cfg.codec, s.keyFunc, snapshotWorkers())
 	if err != nil {
-		return "", err
+		return err
 	}
 	decoded := time.Since(start)
 	data = nil // let the file's bytes go before the cache grows
 	// One batch of Replaced deltas, applied like a first list: the empty
 	// cache is built whole, out of the readers' sight, and published at
-	// once. inf.restoring holds the notifications back.
+	// once. inf.restoring holds the notifications back. Nothing else
+	// processes a batch meanwhile: the reflector queues nothing before
+	// resumeOptions.ready.
 	deltas := make([]Delta[T], len(dec.objs))
 	items := make([]Item[K, T], len(dec.objs))
 	for i, obj := range dec.objs {
@@ -119,7 +172,7 @@ func (inf *SharedInformer[K, T]) loadSnapshot(ctx context.Context) (string, erro
 	s.mu.Unlock()
 	inf.log.V(1).Info("restored the cache from a snapshot; catching up with the source",
 		"version", dec.version, "objects", len(items), "decoded", decoded, "took", now.Sub(start))
-	return dec.version, nil
+	return nil
 }
 
 // awaitCaughtUp waits for the reflector's caughtUp and for the cache to

@@ -12,12 +12,19 @@ import (
 	"github.com/ginformer/ginformer/shard"
 )
 
-// Tracker records the slices whose lists a sharded source's consumer
+// Tracker records the slice a sharded source's consumer listed, which its
+// watches must agree with, and the slices whose lists the consumer
 // committed to its store, and lets callers wait for one. The zero value is
 // ready to use. It is safe for concurrent use.
 type Tracker struct {
-	// mu guards loaded and changed.
+	// mu guards listing, listed, loaded and changed.
 	mu sync.Mutex
+	// listing is the slice of the last list (or streaming list) the
+	// consumer applied, with which its watches must agree.
+	listing shard.Slice
+	// listed is set when the last page of a paged list of listing was
+	// returned: the next plain watch shows the consumer committed it.
+	listed bool
 	// loaded is the newest slice whose list the consumer committed; zero
 	// before the first.
 	loaded shard.Slice
@@ -33,6 +40,10 @@ type Tracker struct {
 func (t *Tracker) Loaded(sl shard.Slice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.loadedLocked(sl)
+}
+
+func (t *Tracker) loadedLocked(sl shard.Slice) {
 	if sl.Gen <= t.loaded.Gen {
 		return
 	}

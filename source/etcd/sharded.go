@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/ginformer/ginformer/informer"
@@ -101,17 +100,13 @@ type Sharded[T any] struct {
 
 	received  atomic.Uint64
 	delivered atomic.Uint64
-	loaded    sliceload.Tracker
-
-	// mu guards cache and listed.
-	mu sync.Mutex
-	// cache is the slice of the last list (or streaming list) the
-	// consumer applied, with which its watches must agree.
-	cache shard.Slice
-	// listed is set when the last page of a paged list of cache was
-	// returned: the next plain watch shows the consumer committed it.
-	listed bool
+	// loaded follows the slice listed and the slice loaded by the
+	// informer this source serves.
+	loaded sliceload.Tracker
 }
+
+// shardedName prefixes the errors of a [Sharded] source.
+const shardedName = "etcd sharded source"
 
 var (
 	_ informer.Source[*Object[int]] = (*Sharded[int])(nil)
@@ -131,9 +126,7 @@ func NewSharded[T any](opts ShardedOptions[T]) (*Sharded[T], error) {
 // InSlice reports whether key belongs to the slice this source serves now
 // (the slice of its last list). See [Sharded] for its use in handlers.
 func (s *Sharded[T]) InSlice(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cache.Shards.Contains(s.slices.Hash(key))
+	return s.loaded.Listing().Shards.Contains(s.slices.Hash(key))
 }
 
 // Counts returns the number of key-values this source received from etcd
@@ -164,29 +157,17 @@ func (s *Sharded[T]) RequestProgress(ctx context.Context) error { return s.src.R
 // wrapped with [informer.ErrExpired] for a continued list whose slice
 // changed since its first page; ctx.Err().
 func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[*Object[T]], error) {
-	sl, _, err := s.slices.Slice(ctx)
+	sl, err := s.loaded.StartPage(ctx, shardedName, s.slices, opts.Continue != "")
 	if err != nil {
 		return informer.ListPage[*Object[T]]{}, err
 	}
-	s.mu.Lock()
-	switch {
-	case opts.Continue == "":
-		s.cache, s.listed = sl, false
-	case s.cache.Gen != sl.Gen:
-		s.mu.Unlock()
-		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd sharded source: slice changed during the list: %w: %w",
-			informer.ErrRelistRequested, informer.ErrExpired)
-	}
-	s.mu.Unlock()
 	page, err := s.src.list(ctx, opts, s.keyFilter(sl))
 	if err != nil {
 		return page, err
 	}
 	s.delivered.Add(uint64(len(page.Items)))
 	if page.Continue == "" {
-		s.mu.Lock()
-		s.listed = s.cache.Gen == sl.Gen
-		s.mu.Unlock()
+		s.loaded.LastPage(sl)
 	}
 	return page, nil
 }
@@ -211,36 +192,20 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 // wrapped with [informer.ErrExpired] when the slice changed since the last
 // list, or for NotifyCaughtUp; ctx.Err().
 func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[*Object[T]], error) {
-	if opts.NotifyCaughtUp && !opts.SendInitialEvents {
-		return nil, fmt.Errorf("etcd sharded source: a watch resuming a restored cache needs a list of the slice first: %w: %w",
-			informer.ErrRelistRequested, informer.ErrExpired)
-	}
-	sl, changed, err := s.slices.Slice(ctx)
+	sl, changed, err := s.loaded.StartWatch(ctx, shardedName, s.slices, opts)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if s.listed && !opts.SendInitialEvents {
-		// The consumer watches after its list: it committed it.
-		s.loaded.Loaded(s.cache)
-	}
-	s.listed = false
-	switch {
-	case opts.SendInitialEvents:
-		s.cache = sl
-	case s.cache.Gen != sl.Gen:
-		s.mu.Unlock()
-		return nil, fmt.Errorf("etcd sharded source: slice changed since the list: %w: %w",
-			informer.ErrRelistRequested, informer.ErrExpired)
-	}
-	s.mu.Unlock()
 	inner, err := s.src.watchKeys(ctx, opts, s.keyFilter(sl))
 	if err != nil {
 		return nil, err
 	}
-	w := &shardedWatch[T]{out: make(chan informer.Event[*Object[T]]), stop: make(chan struct{})}
-	go w.run(ctx, s, inner, sl, opts.SendInitialEvents, changed)
-	return w, nil
+	out := informer.NewWatchStream[*Object[T]](ctx, 0)
+	go sliceload.Forward(&s.loaded, shardedName, sl, opts.SendInitialEvents, changed, out, inner, func(informer.Event[*Object[T]]) bool {
+		s.delivered.Add(1)
+		return true
+	})
+	return out, nil
 }
 
 // WaitLoaded blocks until cache, the informer this source serves, holds
@@ -255,7 +220,7 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 // Possible errors: ctx.Err() (wrapped); [informer.ErrClosed] (the informer
 // stopped).
 func (s *Sharded[T]) WaitLoaded(ctx context.Context, cache informer.ReceivedWaiter) (shard.Slice, error) {
-	return s.loaded.WaitCurrent(ctx, "etcd sharded source", s.slices, cache)
+	return s.loaded.WaitCurrent(ctx, shardedName, s.slices, cache)
 }
 
 // keyFilter returns the filter of slice sl, for the underlying source: it
@@ -264,68 +229,5 @@ func (s *Sharded[T]) keyFilter(sl shard.Slice) keyFilter {
 	return func(key string) bool {
 		s.received.Add(1)
 		return sl.Shards.Contains(s.slices.Hash(key))
-	}
-}
-
-// shardedWatch forwards an underlying watch until the slice changes.
-type shardedWatch[T any] struct {
-	out  chan informer.Event[*Object[T]]
-	stop chan struct{}
-	once sync.Once
-}
-
-func (w *shardedWatch[T]) Events() <-chan informer.Event[*Object[T]] { return w.out }
-
-func (w *shardedWatch[T]) Stop() { w.once.Do(func() { close(w.stop) }) }
-
-// run forwards the events of slice sl until the underlying watch ends,
-// Stop, ctx is done, or a slice change (then an Error event wrapping
-// ErrRelistRequested and ErrExpired). For a streaming list (initial), the
-// end marker is followed by a bookmark at its version: out is unbuffered,
-// so once that one is taken the consumer has committed the list. It stops
-// the underlying watch and closes out when it returns.
-func (w *shardedWatch[T]) run(ctx context.Context, s *Sharded[T], inner informer.Watcher[*Object[T]], sl shard.Slice, initial bool, changed <-chan struct{}) {
-	defer close(w.out)
-	defer inner.Stop()
-	send := func(ev informer.Event[*Object[T]]) bool {
-		select {
-		case w.out <- ev:
-			return true
-		case <-w.stop:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-changed:
-			send(informer.Event[*Object[T]]{Type: informer.EventError, Err: sliceload.Ended("etcd sharded source", sl.Gen)})
-			return
-		case ev, ok := <-inner.Events():
-			if !ok {
-				return
-			}
-			switch ev.Type {
-			case informer.EventAdded, informer.EventModified, informer.EventDeleted:
-				s.delivered.Add(1)
-			}
-			if !send(ev) {
-				return
-			}
-			if ev.Type == informer.EventError {
-				return
-			}
-			if initial && ev.Type == informer.EventBookmark && ev.InitialEventsEnd {
-				if !send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: ev.Version}) {
-					return
-				}
-				s.loaded.Loaded(sl)
-			}
-		}
 	}
 }

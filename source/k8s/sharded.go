@@ -173,16 +173,12 @@ type Sharded[T Object] struct {
 	received  atomic.Uint64
 	delivered atomic.Uint64
 	mode      atomic.Int32
-	loaded    sliceload.Tracker
+	// loaded follows the slice listed and the slice loaded by the
+	// informer this source serves.
+	loaded sliceload.Tracker
 
-	// mu guards cache, listed, sel and refused.
+	// mu guards sel and refused.
 	mu sync.Mutex
-	// cache is the slice of the last list (or streaming list) the
-	// consumer applied, with which its watches must agree.
-	cache shard.Slice
-	// listed is set when the last page of a paged list of cache was
-	// returned: the next plain watch shows the consumer committed it.
-	listed bool
 	// sel is the selector of the slice of generation selGen ("" if
 	// DisableServerFilter).
 	sel    string
@@ -247,9 +243,7 @@ func (s *Sharded[T]) Hash(obj T) uint64 { return shard.Hash(s.ShardKey(obj)) }
 // (the slice of its last list). See [Sharded] for its use in handlers.
 func (s *Sharded[T]) InSlice(obj T) bool {
 	h := s.Hash(obj)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cache.Shards.Contains(h)
+	return s.loaded.Listing().Shards.Contains(h)
 }
 
 // Mode reports where the slice is being filtered, as the last list (or
@@ -279,19 +273,11 @@ func (s *Sharded[T]) CompareVersions(a, b string) (int, error) { return s.src.Co
 // wrapped with [informer.ErrExpired] for a continued list whose slice
 // changed since its first page; ctx.Err().
 func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (informer.ListPage[T], error) {
-	sl, _, err := s.slices.Slice(ctx)
+	sl, err := s.loaded.StartPage(ctx, shardedName, s.slices, opts.Continue != "")
 	if err != nil {
 		return informer.ListPage[T]{}, err
 	}
 	s.mu.Lock()
-	switch {
-	case opts.Continue == "":
-		s.cache, s.listed = sl, false
-	case s.cache.Gen != sl.Gen:
-		s.mu.Unlock()
-		return informer.ListPage[T]{}, fmt.Errorf("k8s sharded source: slice changed during the list: %w: %w",
-			informer.ErrRelistRequested, informer.ErrExpired)
-	}
 	sel := s.selectorLocked(sl)
 	s.mu.Unlock()
 	page, meta, err := s.src.listPage(ctx, opts, sel)
@@ -316,9 +302,7 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 	page.Items = kept
 	s.delivered.Add(uint64(len(kept)))
 	if page.Continue == "" {
-		s.mu.Lock()
-		s.listed = s.cache.Gen == sl.Gen
-		s.mu.Unlock()
+		s.loaded.LastPage(sl)
 	}
 	return page, nil
 }
@@ -343,28 +327,11 @@ func (s *Sharded[T]) List(ctx context.Context, opts informer.ListOptions) (infor
 // wrapped with [informer.ErrExpired] when the slice changed since the last
 // list, or for NotifyCaughtUp; ctx.Err().
 func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (informer.Watcher[T], error) {
-	if opts.NotifyCaughtUp && !opts.SendInitialEvents {
-		return nil, fmt.Errorf("k8s sharded source: a watch resuming a restored cache needs a list of the slice first: %w: %w",
-			informer.ErrRelistRequested, informer.ErrExpired)
-	}
-	sl, changed, err := s.slices.Slice(ctx)
+	sl, changed, err := s.loaded.StartWatch(ctx, shardedName, s.slices, opts)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.listed && !opts.SendInitialEvents {
-		// The consumer watches after its list: it committed it.
-		s.loaded.Loaded(s.cache)
-	}
-	s.listed = false
-	switch {
-	case opts.SendInitialEvents:
-		s.cache = sl
-	case s.cache.Gen != sl.Gen:
-		s.mu.Unlock()
-		return nil, fmt.Errorf("k8s sharded source: slice changed since the list: %w: %w",
-			informer.ErrRelistRequested, informer.ErrExpired)
-	}
 	sel := s.selectorLocked(sl)
 	s.mu.Unlock()
 	if opts.SendInitialEvents && sel != "" && s.Mode() != FilterServer && !s.probe(ctx, sl, sel) {
@@ -379,7 +346,7 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 		return nil, err
 	}
 	out := informer.NewWatchStream[T](ctx, 0)
-	go s.filterWatch(out, inner, sl, opts.SendInitialEvents, changed)
+	go sliceload.Forward(&s.loaded, shardedName, sl, opts.SendInitialEvents, changed, out, inner, s.keep(sl))
 	return out, nil
 }
 
@@ -395,7 +362,7 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 // Possible errors: ctx.Err() (wrapped); [informer.ErrClosed] (the informer
 // stopped).
 func (s *Sharded[T]) WaitLoaded(ctx context.Context, cache informer.ReceivedWaiter) (shard.Slice, error) {
-	return s.loaded.WaitCurrent(ctx, "k8s sharded source", s.slices, cache)
+	return s.loaded.WaitCurrent(ctx, shardedName, s.slices, cache)
 }
 
 // emptySliceSelector matches the hash 0xffffffffffffffff alone: what a

@@ -3,6 +3,7 @@ package compat
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"strings"
 
@@ -103,11 +104,7 @@ func (s *store) Index(indexName string, obj any) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []any
-	for _, v := range seq {
-		out = append(out, v)
-	}
-	return out, nil
+	return objects(seq), nil
 }
 
 func (s *store) IndexKeys(indexName, indexedValue string) ([]string, error) {
@@ -139,11 +136,7 @@ func (s *store) ByIndex(indexName, indexedValue string) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []any
-	for _, v := range seq {
-		out = append(out, v)
-	}
-	return out, nil
+	return objects(seq), nil
 }
 
 // GetIndexers returns a copy of the index functions.
@@ -154,3 +147,12 @@ func (s *store) GetIndexers() cache.Indexers {
 }
 
 func (s *store) AddIndexers(newIndexers cache.Indexers) error { return s.inf.AddIndexers(newIndexers) }
+
+// objects collects the objects of seq, for the methods that return a slice.
+func objects[K any](seq iter.Seq2[K, k8s.Object]) []any {
+	var out []any
+	for _, v := range seq {
+		out = append(out, v)
+	}
+	return out
+}

@@ -49,7 +49,10 @@ func (p *notification[K, T]) merge(n notification[K, T]) {
 		default:
 			p.obj = n.obj
 		}
-	case noteUpdate:
+	case noteUpdate, noteReplaced:
+		// Either way a delete replaces what is pending (the handler saw
+		// the old state, or will see the replacement) and a change moves
+		// obj to the newest state.
 		switch n.kind {
 		case noteDelete:
 			var zero T
@@ -66,14 +69,6 @@ func (p *notification[K, T]) merge(n notification[K, T]) {
 			}
 		default:
 			p.kind, p.old, p.obj, p.initial = noteReplaced, p.obj, n.obj, n.initial
-		}
-	case noteReplaced:
-		switch n.kind {
-		case noteDelete:
-			var zero T
-			p.kind, p.old, p.obj, p.unknown = noteDelete, zero, n.obj, n.unknown
-		default:
-			p.obj = n.obj
 		}
 	}
 }

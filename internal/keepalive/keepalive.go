@@ -1,9 +1,10 @@
-// Package keepalive holds the loops a lease-based membership runs (the etcd
-// source's Membership, the Kubernetes source's LeaseMembership): renewing
-// its registration until the lease is lost, and pausing between retries.
-// The memberships live in sources that must not import each other; each
-// imports this package instead. It imports nothing of ginformer's but
-// internal/ctxtime.
+// Package keepalive holds what the lease-based memberships (the etcd
+// source's Membership, the Kubernetes source's LeaseMembership) share: the
+// loop renewing a registration until the lease is lost, the pause between
+// retries, the registration and its validity under a clock-drift bound,
+// and the channel that signals a new view. The memberships live in sources
+// that must not import each other; each imports this package instead. It
+// imports nothing of ginformer's but internal/ctxtime and shard.
 package keepalive
 
 import (

@@ -1,12 +1,10 @@
 package etcd
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,14 +66,14 @@ func (o MembershipOptions) withDefaults() (MembershipOptions, error) {
 		return o, fmt.Errorf("etcd membership: Name %q must be non-empty without '/': %w", o.Name, informer.ErrInvalidOptions)
 	case o.TTL < 0:
 		return o, fmt.Errorf("etcd membership: negative TTL: %w", informer.ErrInvalidOptions)
-	case o.MaxClockDrift < 0 || o.MaxClockDrift >= 0.5:
-		return o, fmt.Errorf("etcd membership: MaxClockDrift %v not in [0, 0.5): %w", o.MaxClockDrift, informer.ErrInvalidOptions)
 	}
+	drift, err := keepalive.ClockDrift(o.MaxClockDrift)
+	if err != nil {
+		return o, fmt.Errorf("etcd membership: %w: %w", err, informer.ErrInvalidOptions)
+	}
+	o.MaxClockDrift = drift
 	if o.TTL == 0 {
 		o.TTL = 10 * time.Second
-	}
-	if o.MaxClockDrift == 0 {
-		o.MaxClockDrift = 0.01
 	}
 	o.Logger = lograte.OrDefault(o.Logger)
 	return o, nil
@@ -110,11 +108,13 @@ func (o MembershipOptions) withDefaults() (MembershipOptions, error) {
 //
 // Safe for concurrent use. Use [NewMembership].
 type Membership struct {
-	opts  MembershipOptions
-	log   logr.Logger
-	key   string
-	ttl   int64 // seconds asked for
-	lease atomic.Pointer[leaseState]
+	opts MembershipOptions
+	log  logr.Logger
+	key  string
+	ttl  int64 // seconds asked for
+	// lease is the current registration: its epoch is the lease ID, its
+	// Info the TTL etcd granted.
+	lease keepalive.Registration[time.Duration]
 
 	started atomic.Bool
 
@@ -122,14 +122,7 @@ type Membership struct {
 	mu      sync.Mutex
 	recs    map[string]memberRecord // by name; nil before the first read
 	rev     int64                   // the view's revision
-	changed chan struct{}           // closed when the view changes
-}
-
-// leaseState is this member's current registration.
-type leaseState struct {
-	id    int64
-	until time.Time // valid until, local clock
-	ttl   time.Duration
+	changed keepalive.Changes       // closed when the view changes
 }
 
 // memberRecord is one member's key.
@@ -154,11 +147,10 @@ func NewMembership(opts MembershipOptions) (*Membership, error) {
 		return nil, err
 	}
 	return &Membership{
-		opts:    opts,
-		log:     opts.Logger.WithValues("prefix", opts.Prefix, "member", opts.Name),
-		key:     opts.Prefix + opts.Name,
-		ttl:     int64((opts.TTL + time.Second - 1) / time.Second),
-		changed: make(chan struct{}),
+		opts: opts,
+		log:  opts.Logger.WithValues("prefix", opts.Prefix, "member", opts.Name),
+		key:  opts.Prefix + opts.Name,
+		ttl:  int64((opts.TTL + time.Second - 1) / time.Second),
 	}, nil
 }
 
@@ -170,13 +162,7 @@ func (m *Membership) Name() string { return m.opts.Name }
 // ValidUntil returns until when registration epoch (a lease ID) is
 // certainly alive in etcd, on the local clock; the zero time if epoch is
 // not the current registration.
-func (m *Membership) ValidUntil(epoch int64) time.Time {
-	ls := m.lease.Load()
-	if ls == nil || ls.id != epoch || epoch == 0 {
-		return time.Time{}
-	}
-	return ls.until
-}
+func (m *Membership) ValidUntil(epoch int64) time.Time { return m.lease.ValidUntil(epoch) }
 
 // Current returns the latest view; ok is false before the first read of the
 // prefix. The channel is closed when a newer view is available.
@@ -184,30 +170,25 @@ func (m *Membership) Current() (shard.View, <-chan struct{}, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recs == nil {
-		return shard.View{}, m.changed, false
+		return shard.View{}, m.changed.C(), false
 	}
 	v := shard.View{Revision: m.rev}
 	if ls := m.lease.Load(); ls != nil {
-		if r, ok := m.recs[m.opts.Name]; ok && r.lease == ls.id {
-			v.Epoch = ls.id
+		if r, ok := m.recs[m.opts.Name]; ok && r.lease == ls.Epoch {
+			v.Epoch = ls.Epoch
 		}
 	}
 	for name, r := range m.recs {
 		v.Members = append(v.Members, shard.Member{Name: name, Held: r.held})
 	}
-	slices.SortFunc(v.Members, func(a, b shard.Member) int { return cmp.Compare(a.Name, b.Name) })
-	return v, m.changed, true
+	keepalive.SortMembers(v.Members)
+	return v, m.changed.C(), true
 }
 
-// publishLocked tells waiters that the view changed.
-func (m *Membership) publishLocked() {
-	close(m.changed)
-	m.changed = make(chan struct{})
-}
-
+// publish tells waiters that the view changed.
 func (m *Membership) publish() {
 	m.mu.Lock()
-	m.publishLocked()
+	m.changed.Publish()
 	m.mu.Unlock()
 }
 
@@ -287,18 +268,18 @@ func (m *Membership) Run(ctx context.Context) error {
 		// The lease is lost, or ctx is done: its validity ends now (or
 		// ended already: ValidUntil keeps answering with that time), then
 		// revoke it (its key goes; the others may take its shards now).
-		m.endValidity()
+		m.lease.End()
 		m.publish()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ls.ttl)
-		_, err = m.opts.Client.Revoke(rctx, clientv3.LeaseID(ls.id))
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ls.Info)
+		_, err = m.opts.Client.Revoke(rctx, clientv3.LeaseID(ls.Epoch))
 		cancel()
 		if ctx.Err() != nil {
 			if err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
-				m.log.Info("could not revoke the lease on leaving; it expires by itself", "lease", fmt.Sprintf("%x", ls.id), "err", err)
+				m.log.Info("could not revoke the lease on leaving; it expires by itself", "lease", fmt.Sprintf("%x", ls.Epoch), "err", err)
 			}
 			return nil
 		}
-		m.log.Info("lease lost, registering again", "lease", fmt.Sprintf("%x", ls.id))
+		m.log.Info("lease lost, registering again", "lease", fmt.Sprintf("%x", ls.Epoch))
 	}
 }
 
@@ -307,7 +288,7 @@ func maxRetryPause(ttl time.Duration) time.Duration { return max(ttl/3, 100*time
 
 // register grants a lease and creates the member's key under it; while the
 // name is taken by another live key it waits.
-func (m *Membership) register(ctx context.Context) (*leaseState, error) {
+func (m *Membership) register(ctx context.Context) (*keepalive.Reg[time.Duration], error) {
 	sent := time.Now()
 	g, err := m.opts.Client.Grant(ctx, m.ttl)
 	if err != nil {
@@ -332,37 +313,26 @@ func (m *Membership) register(ctx context.Context) (*leaseState, error) {
 		cancel()
 		return nil, err
 	}
-	ls := &leaseState{id: int64(g.ID), until: m.validFrom(sent, ttl), ttl: ttl}
-	m.lease.Store(ls)
+	ls := m.lease.Store(int64(g.ID), m.validFrom(sent, ttl), ttl)
 	m.publish()
-	m.log.Info("registered", "lease", fmt.Sprintf("%x", ls.id), "ttl", ttl)
+	m.log.Info("registered", "lease", fmt.Sprintf("%x", ls.Epoch), "ttl", ttl)
 	return ls, nil
-}
-
-// endValidity ends the current registration's validity now, unless it
-// ended before.
-func (m *Membership) endValidity() {
-	cur := m.lease.Load()
-	if now := time.Now(); now.Before(cur.until) {
-		m.lease.Store(&leaseState{id: cur.id, until: now, ttl: cur.ttl})
-	}
 }
 
 // validFrom is the validity of a keepalive sent at sent granting ttl.
 func (m *Membership) validFrom(sent time.Time, ttl time.Duration) time.Time {
-	return sent.Add(time.Duration(float64(ttl) * (1 - m.opts.MaxClockDrift)))
+	return keepalive.ValidFrom(sent, ttl, m.opts.MaxClockDrift)
 }
 
 // keepAlive renews the lease every TTL/3 until ctx is done or the lease is
 // lost (etcd says it expired, or no keepalive succeeded before its validity
 // ended).
-func (m *Membership) keepAlive(ctx context.Context, ls *leaseState) {
-	until := func() time.Time { return m.lease.Load().until }
-	keepalive.Renew(ctx, ls.ttl, until, func(kctx context.Context, sent time.Time) keepalive.Result {
-		resp, err := m.opts.Client.KeepAliveOnce(kctx, clientv3.LeaseID(ls.id))
+func (m *Membership) keepAlive(ctx context.Context, ls *keepalive.Reg[time.Duration]) {
+	keepalive.Renew(ctx, ls.Info, m.lease.Until, func(kctx context.Context, sent time.Time) keepalive.Result {
+		resp, err := m.opts.Client.KeepAliveOnce(kctx, clientv3.LeaseID(ls.Epoch))
 		switch {
 		case err == nil:
-			m.lease.Store(&leaseState{id: ls.id, until: m.validFrom(sent, time.Duration(resp.TTL)*time.Second), ttl: ls.ttl})
+			m.lease.Renewed(m.validFrom(sent, time.Duration(resp.TTL)*time.Second))
 			return keepalive.Renewed
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			return keepalive.Lost
@@ -403,7 +373,7 @@ func (m *Membership) readAndWatch(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.recs, m.rev = recs, resp.Header.Revision
-	m.publishLocked()
+	m.changed.Publish()
 	m.mu.Unlock()
 
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
@@ -431,7 +401,7 @@ func (m *Membership) readAndWatch(ctx context.Context) error {
 			// watcher catching up).
 			m.rev = max(m.rev, ev.Kv.ModRevision)
 		}
-		m.publishLocked()
+		m.changed.Publish()
 		m.mu.Unlock()
 	}
 	if ctx.Err() != nil {

@@ -97,7 +97,7 @@ func encodeClaims(recs map[string]record) (string, error) {
 // apiserver's.
 func (m *LeaseMembership) Claim(ctx context.Context, base shard.View, held shard.Set) error {
 	r := m.reg.Load()
-	if base.Epoch == 0 || r == nil || r.epoch != base.Epoch || !time.Now().Before(r.until) {
+	if base.Epoch == 0 || r == nil || r.Epoch != base.Epoch || !time.Now().Before(r.Until) {
 		return fmt.Errorf("k8s lease membership: epoch %d: %w", base.Epoch, shard.ErrNotRegistered)
 	}
 	m.mu.Lock()
@@ -110,7 +110,7 @@ func (m *LeaseMembership) Claim(ctx context.Context, base shard.View, held shard
 		return c.bad
 	}
 	recs := maps.Clone(c.recs)
-	recs[m.opts.Name] = record{uid: r.uid, epoch: r.epoch, held: held}
+	recs[m.opts.Name] = record{uid: r.Info, epoch: r.Epoch, held: held}
 	return m.writeClaims(ctx, c.obj, recs)
 }
 
@@ -125,7 +125,7 @@ func (m *LeaseMembership) Claim(ctx context.Context, base shard.View, held shard
 // Possible errors: [shard.ErrNotRegistered], the apiserver's.
 func (m *LeaseMembership) Release(ctx context.Context, epoch int64, held shard.Set) error {
 	r := m.reg.Load()
-	if epoch == 0 || r == nil || r.epoch != epoch {
+	if epoch == 0 || r == nil || r.Epoch != epoch {
 		return fmt.Errorf("k8s lease membership: epoch %d: %w", epoch, shard.ErrNotRegistered)
 	}
 	m.mu.Lock()
@@ -139,11 +139,11 @@ func (m *LeaseMembership) Release(ctx context.Context, epoch int64, held shard.S
 		switch {
 		case !ok && held.Empty():
 			return nil
-		case !ok, rec.uid != r.uid && !held.Empty():
+		case !ok, rec.uid != r.Info && !held.Empty():
 			return fmt.Errorf("k8s lease membership: record of epoch %d removed: %w", epoch, shard.ErrNotRegistered)
 		}
 		recs := maps.Clone(c.recs)
-		recs[m.opts.Name] = record{uid: r.uid, epoch: r.epoch, held: held}
+		recs[m.opts.Name] = record{uid: r.Info, epoch: r.Epoch, held: held}
 		err := m.writeClaims(ctx, c.obj, recs)
 		if !errors.Is(err, shard.ErrConflict) || attempt == 4 {
 			return err

@@ -34,7 +34,7 @@ func (m *LeaseMembership) janitor(ctx context.Context) {
 	for {
 		r := m.reg.Load()
 		m.mu.Lock()
-		synced, changed := m.synced, m.changed
+		synced, changed := m.synced, m.changed.C()
 		leases := make([]*leaseObs, 0, len(m.leases))
 		live := map[[2]string]bool{}
 		for _, o := range m.leases {
@@ -64,7 +64,7 @@ func (m *LeaseMembership) janitor(ctx context.Context) {
 				}
 			}
 			for _, o := range leases {
-				if r != nil && o.uid == r.uid {
+				if r != nil && o.uid == r.Info {
 					continue // this member's own: renewed, not judged
 				}
 				id := o.uid + "/" + o.rv

@@ -1,10 +1,8 @@
 package k8s
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +13,7 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/keepalive"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/shard"
 )
@@ -88,16 +87,16 @@ func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
 		return bad("Group.Name %q longer than %d", o.Group+"."+o.Name, validation.DNS1123SubdomainMaxLength)
 	case o.LeaseDuration < 0:
 		return bad("negative LeaseDuration")
-	case o.MaxClockDrift < 0 || o.MaxClockDrift >= 0.5:
-		return bad("MaxClockDrift %v not in [0, 0.5)", o.MaxClockDrift)
 	}
+	drift, err := keepalive.ClockDrift(o.MaxClockDrift)
+	if err != nil {
+		return bad("%w", err)
+	}
+	o.MaxClockDrift = drift
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = 15 * time.Second
 	}
 	o.LeaseDuration = (o.LeaseDuration + time.Second - 1).Truncate(time.Second)
-	if o.MaxClockDrift == 0 {
-		o.MaxClockDrift = 0.01
-	}
 	o.Logger = lograte.OrDefault(o.Logger)
 	return o, nil
 }
@@ -181,9 +180,10 @@ type LeaseMembership struct {
 	opts      LeaseMembershipOptions
 	log       logr.Logger
 	leaseName string // this member's Lease: Group.Name
-	reg       atomic.Pointer[registration]
-	started   atomic.Bool
-	limit     lograte.Limiter
+	// reg is the current registration: its Info is the Lease's UID.
+	reg     keepalive.Registration[string]
+	started atomic.Bool
+	limit   lograte.Limiter
 
 	// mu guards the fields below, the view as read from the apiserver.
 	mu      sync.Mutex
@@ -192,14 +192,7 @@ type LeaseMembership struct {
 	claims  claimsObs            // the claims object
 	seq     int64                // the view's revision: bumped on every change
 	claimAt int64                // seq at the claims object's last change
-	changed chan struct{}        // closed when the view changes
-}
-
-// registration is this member's current Lease.
-type registration struct {
-	epoch int64
-	uid   string
-	until time.Time // valid until, local clock
+	changed keepalive.Changes    // closed when the view changes
 }
 
 // NewLeaseMembership validates opts and returns a membership. It does not
@@ -216,7 +209,6 @@ func NewLeaseMembership(opts LeaseMembershipOptions) (*LeaseMembership, error) {
 		log:       opts.Logger.WithValues("group", opts.Group, "member", opts.Name),
 		leaseName: opts.Group + "." + opts.Name,
 		leases:    map[string]*leaseObs{},
-		changed:   make(chan struct{}),
 	}, nil
 }
 
@@ -229,13 +221,7 @@ func (m *LeaseMembership) Name() string { return m.opts.Name }
 // other member can have judged its Lease expired before (see
 // [LeaseMembership] for the clock assumption). The zero time if epoch is
 // not the current registration. Two atomic loads.
-func (m *LeaseMembership) ValidUntil(epoch int64) time.Time {
-	r := m.reg.Load()
-	if r == nil || r.epoch != epoch || epoch == 0 {
-		return time.Time{}
-	}
-	return r.until
-}
+func (m *LeaseMembership) ValidUntil(epoch int64) time.Time { return m.reg.ValidUntil(epoch) }
 
 // Current returns the latest view; ok is false before the first list of the
 // group's Leases. The channel is closed when a newer view is available.
@@ -244,14 +230,14 @@ func (m *LeaseMembership) Current() (shard.View, <-chan struct{}, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.synced {
-		return shard.View{}, m.changed, false
+		return shard.View{}, m.changed.C(), false
 	}
 	v := shard.View{Revision: m.seq}
 	names := map[string]shard.Set{}
 	for _, l := range m.leases {
 		names[l.holder] = shard.Set{}
-		if l.name == m.leaseName && r != nil && l.uid == r.uid {
-			v.Epoch = r.epoch
+		if l.name == m.leaseName && r != nil && l.uid == r.Info {
+			v.Epoch = r.Epoch
 		}
 	}
 	for name, rec := range m.claims.recs {
@@ -260,15 +246,14 @@ func (m *LeaseMembership) Current() (shard.View, <-chan struct{}, bool) {
 	for name, held := range names {
 		v.Members = append(v.Members, shard.Member{Name: name, Held: held})
 	}
-	slices.SortFunc(v.Members, func(a, b shard.Member) int { return cmp.Compare(a.Name, b.Name) })
-	return v, m.changed, true
+	keepalive.SortMembers(v.Members)
+	return v, m.changed.C(), true
 }
 
 // publishLocked tells waiters that the view changed.
 func (m *LeaseMembership) publishLocked() {
 	m.seq++
-	close(m.changed)
-	m.changed = make(chan struct{})
+	m.changed.Publish()
 }
 
 func (m *LeaseMembership) publish() {

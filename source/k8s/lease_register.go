@@ -29,7 +29,7 @@ func (m *LeaseMembership) registerLoop(ctx context.Context) {
 		lease, err := m.register(ctx, stale)
 		if ctx.Err() != nil {
 			if err == nil {
-				m.endValidity()
+				m.reg.End()
 				m.publish()
 				m.leave(ctx, lease)
 			}
@@ -50,7 +50,7 @@ func (m *LeaseMembership) registerLoop(ctx context.Context) {
 		m.renew(ctx, lease)
 		// The Lease is lost, or ctx is done: the validity ends now (or
 		// ended already, and ValidUntil keeps answering with that time).
-		m.endValidity()
+		m.reg.End()
 		m.publish()
 		if ctx.Err() != nil {
 			m.leave(ctx, lease)
@@ -68,7 +68,7 @@ func (m *LeaseMembership) renewEvery() time.Duration { return m.opts.LeaseDurati
 
 // validFrom is the validity of a write sent at sent.
 func (m *LeaseMembership) validFrom(sent time.Time) time.Time {
-	return sent.Add(time.Duration(float64(m.opts.LeaseDuration) * (1 - m.opts.MaxClockDrift)))
+	return keepalive.ValidFrom(sent, m.opts.LeaseDuration, m.opts.MaxClockDrift)
 }
 
 // register creates this member's Lease. If the name is taken by stale (a
@@ -101,10 +101,9 @@ func (m *LeaseMembership) register(ctx context.Context, stale types.UID) (*coord
 	if err != nil {
 		return nil, fmt.Errorf("k8s lease membership: create lease %s: %w", m.leaseName, err)
 	}
-	r := &registration{epoch: epochOf(got), uid: string(got.UID), until: m.validFrom(sent)}
-	m.reg.Store(r)
+	r := m.reg.Store(epochOf(got), m.validFrom(sent), string(got.UID))
 	m.publish()
-	m.log.Info("registered", "lease", got.Name, "uid", got.UID, "epoch", r.epoch, "duration", m.opts.LeaseDuration)
+	m.log.Info("registered", "lease", got.Name, "uid", got.UID, "epoch", r.Epoch, "duration", m.opts.LeaseDuration)
 	return got, nil
 }
 
@@ -121,8 +120,7 @@ func epochOf(l *coordinationv1.Lease) int64 {
 // Lease is lost: deleted (by an observer that judged it expired), or not
 // renewed before its validity ended.
 func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease) {
-	until := func() time.Time { return m.reg.Load().until }
-	keepalive.Renew(ctx, m.opts.LeaseDuration, until, func(rctx context.Context, sent time.Time) keepalive.Result {
+	keepalive.Renew(ctx, m.opts.LeaseDuration, m.reg.Until, func(rctx context.Context, sent time.Time) keepalive.Result {
 		next := lease.DeepCopy()
 		rt := metav1.NewMicroTime(sent)
 		next.Spec.RenewTime = &rt
@@ -142,8 +140,7 @@ func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease
 		switch {
 		case err == nil:
 			lease = got
-			cur := m.reg.Load()
-			m.reg.Store(&registration{epoch: cur.epoch, uid: cur.uid, until: m.validFrom(sent)})
+			m.reg.Renewed(m.validFrom(sent))
 			return keepalive.Renewed
 		case ctx.Err() != nil:
 		case apierrors.IsNotFound(err):
@@ -154,15 +151,6 @@ func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease
 		}
 		return keepalive.Failed
 	})
-}
-
-// endValidity ends the current registration's validity now, unless it
-// ended before.
-func (m *LeaseMembership) endValidity() {
-	cur := m.reg.Load()
-	if now := time.Now(); cur != nil && now.Before(cur.until) {
-		m.reg.Store(&registration{epoch: cur.epoch, uid: cur.uid, until: now})
-	}
 }
 
 // leave deletes this member's Lease and removes its record, so that the

@@ -1,7 +1,5 @@
 package informer
 
-import "strconv"
-
 // DeltaType says what kind of change a [Delta] records.
 type DeltaType uint8
 
@@ -23,21 +21,9 @@ const (
 
 // String returns the type's name ("Added", "Updated", ...), or
 // "DeltaType(n)" for a value that is not one of the constants.
-func (t DeltaType) String() string {
-	switch t {
-	case Added:
-		return "Added"
-	case Updated:
-		return "Updated"
-	case Deleted:
-		return "Deleted"
-	case Replaced:
-		return "Replaced"
-	case Sync:
-		return "Sync"
-	}
-	return "DeltaType(" + strconv.Itoa(int(t)) + ")"
-}
+func (t DeltaType) String() string { return enumString(deltaTypeNames[:], "DeltaType", uint8(t)) }
+
+var deltaTypeNames = [...]string{Added: "Added", Updated: "Updated", Deleted: "Deleted", Replaced: "Replaced", Sync: "Sync"}
 
 // Delta is one change to one object, as queued by a [DeltaFIFO].
 type Delta[T any] struct {

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -26,19 +25,9 @@ const (
 )
 
 // String returns the mode's name.
-func (m ReadMode) String() string {
-	switch m {
-	case ReadLatest:
-		return "Latest"
-	case ReadAny:
-		return "Any"
-	case ReadNotOlderThan:
-		return "NotOlderThan"
-	case ReadExact:
-		return "Exact"
-	}
-	return "ReadMode(" + strconv.Itoa(int(m)) + ")"
-}
+func (m ReadMode) String() string { return enumString(readModeNames[:], "ReadMode", uint8(m)) }
+
+var readModeNames = [...]string{ReadLatest: "Latest", ReadAny: "Any", ReadNotOlderThan: "NotOlderThan", ReadExact: "Exact"}
 
 // ListOptions asks a [Source] for one page of a list.
 type ListOptions struct {
@@ -119,21 +108,9 @@ const (
 )
 
 // String returns the event type's name.
-func (t EventType) String() string {
-	switch t {
-	case EventAdded:
-		return "Added"
-	case EventModified:
-		return "Modified"
-	case EventDeleted:
-		return "Deleted"
-	case EventBookmark:
-		return "Bookmark"
-	case EventError:
-		return "Error"
-	}
-	return "EventType(" + strconv.Itoa(int(t)) + ")"
-}
+func (t EventType) String() string { return enumString(eventTypeNames[:], "EventType", uint8(t)) }
+
+var eventTypeNames = [...]string{EventAdded: "Added", EventModified: "Modified", EventDeleted: "Deleted", EventBookmark: "Bookmark", EventError: "Error"}
 
 // Event is one element of a watch stream.
 type Event[T any] struct {

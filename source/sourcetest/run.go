@@ -103,25 +103,26 @@ type kit[T any] struct {
 
 func (k *kit[T]) create(name string) string {
 	k.t.Helper()
-	v, err := k.h.Create(k.ctx, name)
-	require.NoError(k.t, err, "harness: create %s", name)
-	k.record(write{"create", name, v})
-	return v
+	return k.write("create", name, k.h.Create)
 }
 
 func (k *kit[T]) update(name string) string {
 	k.t.Helper()
-	v, err := k.h.Update(k.ctx, name)
-	require.NoError(k.t, err, "harness: update %s", name)
-	k.record(write{"update", name, v})
-	return v
+	return k.write("update", name, k.h.Update)
 }
 
 func (k *kit[T]) del(name string) string {
 	k.t.Helper()
-	v, err := k.h.Delete(k.ctx, name)
-	require.NoError(k.t, err, "harness: delete %s", name)
-	k.record(write{"delete", name, v})
+	return k.write("delete", name, k.h.Delete)
+}
+
+// write makes the harness write name with do, records the write as op and
+// returns the version the harness returned.
+func (k *kit[T]) write(op, name string, do func(ctx context.Context, name string) (string, error)) string {
+	k.t.Helper()
+	v, err := do(k.ctx, name)
+	require.NoError(k.t, err, "harness: %s %s", op, name)
+	k.record(write{op, name, v})
 	return v
 }
 

@@ -92,6 +92,20 @@ func encode(b []byte, p *plan, ptr unsafe.Pointer, depth int) ([]byte, error) {
 		}
 		return encode(append(b, 1), p.elem, e, depth+1)
 	case kMap:
+		if p.typ == mapStringString {
+			m := *(*map[string]string)(ptr)
+			if m == nil {
+				return append(b, 0), nil
+			}
+			b = binary.AppendUvarint(b, uint64(len(m))+1)
+			for k, v := range m {
+				b = binary.AppendUvarint(b, uint64(len(k)))
+				b = append(b, k...)
+				b = binary.AppendUvarint(b, uint64(len(v)))
+				b = append(b, v...)
+			}
+			return b, nil
+		}
 		m := reflect.NewAt(p.typ, ptr).Elem()
 		if m.IsNil() {
 			return append(b, 0), nil

@@ -129,6 +129,11 @@ func (p *Proxy) pipe(f *flow, dst, src net.Conn) {
 func (p *Proxy) Blackhole() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.blackholeFlowsLocked()
+}
+
+// blackholeFlowsLocked kills every open flow: see [Proxy.Blackhole].
+func (p *Proxy) blackholeFlowsLocked() {
 	for f := range p.flows {
 		f.mu.Lock()
 		f.dead = true
@@ -146,13 +151,8 @@ func (p *Proxy) SetBlackhole(on bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.blackhole = on
-	if !on {
-		return
-	}
-	for f := range p.flows {
-		f.mu.Lock()
-		f.dead = true
-		f.mu.Unlock()
+	if on {
+		p.blackholeFlowsLocked()
 	}
 }
 

@@ -10,10 +10,13 @@ import (
 // Resuming from a restored version.
 //
 // An informer restored from a snapshot (see snapshot_restore.go) gives its
-// reflector the snapshot's version and a caughtUp function. The reflector
-// then starts with a watch from that version instead of a list, asking the
-// source to mark the moment it has caught up ([WatchOptions.NotifyCaughtUp]).
-// On that bookmark it records the bookmark's version and calls caughtUp:
+// reflector the snapshot's version, a caughtUp function and a ready channel
+// closed once the restore is applied. The reflector then starts with a watch
+// from that version instead of a list, asking the source to mark the moment
+// it has caught up ([WatchOptions.NotifyCaughtUp]); it opens the watch at
+// once but reads it (and writes to the store) only after ready, so the
+// source's catch-up and the restore overlap. If the restore failed, it
+// lists instead. On that bookmark it records the bookmark's version and calls caughtUp:
 // every change up to the source's current version is queued. It re-watches
 // after a normal end or a transient failure as usual, still asking for the
 // marker. Any other failure of a resume watch (an expired version, a source

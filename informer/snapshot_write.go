@@ -103,7 +103,7 @@ func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int)
 // pacedShare is the share of one core a periodic snapshot write may use:
 // it runs beside the informer, the program and, often, the source's server,
 // and nothing waits for it.
-const pacedShare = 5 // one part in 5
+const pacedShare = 10 // one part in 10
 
 // pacedWriter paces a periodic snapshot: before each write (one chunk of
 // 256 objects), it sleeps (pacedShare-1) times the time spent since the

@@ -38,9 +38,6 @@ const (
 	libProjection = "ginformer-projection"
 )
 
-// childRole is the first argument of a child process.
-const childRole = "-role=child"
-
 // update is one watch-phase update: the resourceVersion it produced and a
 // wall-clock time (Unix ns): when the write's response arrived (parent) or
 // when the handler was called (child). Parent and children share the

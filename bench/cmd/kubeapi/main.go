@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/ginformer/ginformer/bench"
+	"github.com/ginformer/ginformer/bench/internal/childproc"
 	"github.com/ginformer/ginformer/bench/internal/kubepods"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
@@ -58,7 +59,7 @@ type config struct {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == childRole {
+	if len(os.Args) > 1 && os.Args[1] == childproc.Role {
 		os.Exit(childMain(os.Args[2:]))
 	}
 	var cfg config
@@ -79,7 +80,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, err := run(ctx, cfg, os.Stdout)
-	killAll()
+	childproc.KillAll()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubeapi:", err)
 		os.Exit(1)
@@ -104,10 +105,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if err != nil {
 		return nil, err
 	}
-	defer func() { killAll(); env.Stop() }()
+	defer func() { childproc.KillAll(); env.Stop() }()
 	// An interrupt kills the children at once (the main goroutine may be
 	// blocked reading from one); the deferred calls then stop the rest.
-	defer context.AfterFunc(ctx, killAll)()
+	defer context.AfterFunc(ctx, childproc.KillAll)()
 
 	dir, err := os.MkdirTemp("", "kubeapi-bench-")
 	if err != nil {

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ginformer/ginformer/bench/internal/childproc"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
 
 // TestMain runs the child role when the test binary is re-executed as a
 // child by TestSmoke.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == childRole {
+	if len(os.Args) > 1 && os.Args[1] == childproc.Role {
 		os.Exit(childMain(os.Args[2:]))
 	}
 	os.Exit(m.Run())

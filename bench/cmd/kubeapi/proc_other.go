@@ -1,9 +1,0 @@
-//go:build !linux
-
-package main
-
-import "os/exec"
-
-// dieWithParent does nothing here: the child exits when its stdin, held by
-// the parent, reaches EOF.
-func dieWithParent(cmd *exec.Cmd) {}

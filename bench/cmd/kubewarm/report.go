@@ -11,6 +11,7 @@ import (
 
 	"github.com/ginformer/ginformer/bench"
 	"github.com/ginformer/ginformer/bench/internal/profcat"
+	"github.com/ginformer/ginformer/bench/internal/spread"
 )
 
 // report is a complete run of the command.
@@ -25,43 +26,9 @@ type report struct {
 }
 
 // stat is the median and range of a figure over runs.
-type stat struct{ med, lo, hi float64 }
+type stat = spread.Stat
 
-func statOf(xs []float64) stat {
-	if len(xs) == 0 {
-		return stat{med: math.NaN()}
-	}
-	s := slices.Sorted(slices.Values(xs))
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return stat{med: m, lo: s[0], hi: s[len(s)-1]}
-}
-
-func (s stat) String() string {
-	switch {
-	case math.IsNaN(s.med) || s.med < 0:
-		return "–"
-	case s.lo == s.hi:
-		return num(s.med)
-	}
-	return fmt.Sprintf("%s [%s..%s]", num(s.med), num(s.lo), num(s.hi))
-}
-
-// num formats x with about three significant digits.
-func num(x float64) string {
-	switch ax := max(x, -x); {
-	case ax >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case ax >= 10:
-		return fmt.Sprintf("%.1f", x)
-	case x == math.Trunc(x):
-		return fmt.Sprintf("%.0f", x)
-	default:
-		return fmt.Sprintf("%.2f", x)
-	}
-}
+var statOf = spread.Of
 
 // of returns f of every measured child of phase (for replicas, of the
 // first of each group when group is set: the group's figures).
@@ -77,10 +44,10 @@ func (r *report) of(phase string, group bool, f func(childRun) float64) stat {
 
 // ratio is a / b of the medians, "" when either is unknown.
 func ratio(a, b stat) string {
-	if math.IsNaN(a.med) || math.IsNaN(b.med) || b.med <= 0 || a.med < 0 {
+	if math.IsNaN(a.Med) || math.IsNaN(b.Med) || b.Med <= 0 || a.Med < 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.2f", a.med/b.med)
+	return fmt.Sprintf("%.2f", a.Med/b.Med)
 }
 
 // restoredOnly returns x for a child that restored a snapshot, -1 (does

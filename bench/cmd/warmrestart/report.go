@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/version"
 
 	"github.com/ginformer/ginformer/bench"
+	"github.com/ginformer/ginformer/bench/internal/spread"
 )
 
 // report is a complete run of the command.
@@ -40,40 +39,18 @@ func valueBytes() float64 {
 func etcdVersion() string { return version.Version }
 
 // stat is the median and range of a figure over runs.
-type stat struct{ med, lo, hi float64 }
+type stat = spread.Stat
 
+// statOf is spread.Of, except that no run at all counts as 0.
 func statOf(xs []float64) stat {
 	if len(xs) == 0 {
 		return stat{}
 	}
-	s := slices.Sorted(slices.Values(xs))
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return stat{med: m, lo: s[0], hi: s[len(s)-1]}
-}
-
-func (s stat) String() string {
-	if s.lo == s.hi {
-		return num(s.med)
-	}
-	return fmt.Sprintf("%s [%s..%s]", num(s.med), num(s.lo), num(s.hi))
+	return spread.Of(xs)
 }
 
 // num formats x with about three significant digits.
-func num(x float64) string {
-	switch ax := max(x, -x); {
-	case ax >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case ax >= 10:
-		return fmt.Sprintf("%.1f", x)
-	case x == math.Trunc(x):
-		return fmt.Sprintf("%.0f", x)
-	default:
-		return fmt.Sprintf("%.2f", x)
-	}
-}
+var num = spread.Num
 
 // of returns f of every measured child of phase.
 func (r *report) of(phase string, f func(childRun) float64) stat {
@@ -164,10 +141,10 @@ func (r *report) write(w io.Writer) error {
 	for _, row := range syncRows {
 		cold, warm, comp := r.of(phaseCold, row.get), r.of(phaseWarm, row.get), r.of(phaseCompacted, row.get)
 		ratio := ""
-		if cold.med > 0 && warm.med >= 0 && strings.Contains(row.name, "(ms)") {
-			ratio = fmt.Sprintf("%.2f", warm.med/cold.med)
+		if cold.Med > 0 && warm.Med >= 0 && strings.Contains(row.name, "(ms)") {
+			ratio = fmt.Sprintf("%.2f", warm.Med/cold.Med)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.name, cell(cold), cell(warm), cell(comp), ratio)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.name, cold, warm, comp, ratio)
 	}
 	b.WriteString("\nSnapshot written as the child stops (Interval -1: only then), on every core:\n\n")
 	b.WriteString("| measure | cold child (first snapshot) | warm child | compacted child |\n|---|---|---|---|\n")
@@ -181,14 +158,6 @@ func (r *report) write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// cell formats s, "–" for a figure that does not apply (negative).
-func cell(s stat) string {
-	if s.med < 0 {
-		return "–"
-	}
-	return s.String()
 }
 
 // tput returns f of every throughput run of the mode.
@@ -240,8 +209,8 @@ func (r *report) writeThroughput(b *strings.Builder) {
 	for _, row := range tputRows {
 		p, s := r.tput(true, row.get), r.tput(false, row.get)
 		ratio := ""
-		if s.med > 0 && p.med > 0 {
-			ratio = fmt.Sprintf("%.2f", p.med/s.med)
+		if s.Med > 0 && p.Med > 0 {
+			ratio = fmt.Sprintf("%.2f", p.Med/s.Med)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row.name, p, s, ratio)
 	}
@@ -251,24 +220,24 @@ func (r *report) writeTargets(b *strings.Builder) {
 	b.WriteString("\nTargets (issue 23):\n\n")
 	wall := func(c childRun) float64 { return ms(c.Sync.StartToSyncedNS) }
 	cpu := func(c childRun) float64 { return ms(c.Sync.CPUNS) }
-	cw, ww := r.of(phaseCold, wall).med, r.of(phaseWarm, wall).med
+	cw, ww := r.of(phaseCold, wall).Med, r.of(phaseWarm, wall).Med
 	ratio := ww / max(cw, 1e-9)
 	fmt.Fprintf(b, "- %s warm process start → synced ≤ 0.3× cold: %.2f× (%s ms against %s ms); CPU %s ms warm, %s ms cold (%.2f×).\n",
-		mark(ratio <= 0.3), ratio, num(ww), num(cw), num(r.of(phaseWarm, cpu).med), num(r.of(phaseCold, cpu).med),
-		r.of(phaseWarm, cpu).med/max(r.of(phaseCold, cpu).med, 1e-9))
+		mark(ratio <= 0.3), ratio, num(ww), num(cw), num(r.of(phaseWarm, cpu).Med), num(r.of(phaseCold, cpu).Med),
+		r.of(phaseWarm, cpu).Med/max(r.of(phaseCold, cpu).Med, 1e-9))
 	ranges := r.of(phaseWarm, func(c childRun) float64 { return float64(c.Sync.RPC.PrefixRanges + c.Server["RangeStream"]) })
 	fmt.Fprintf(b, "- %s no range read of the prefix on a warm restart: %s range reads of the prefix sent, RangeStream at etcd %s; the Range requests etcd saw: %s (single-key reads).\n",
-		mark(ranges.hi == 0), num(r.of(phaseWarm, func(c childRun) float64 { return float64(c.Sync.RPC.PrefixRanges) }).hi),
-		num(r.of(phaseWarm, func(c childRun) float64 { return float64(c.Server["RangeStream"]) }).hi),
+		mark(ranges.Hi == 0), num(r.of(phaseWarm, func(c childRun) float64 { return float64(c.Sync.RPC.PrefixRanges) }).Hi),
+		num(r.of(phaseWarm, func(c childRun) float64 { return float64(c.Server["RangeStream"]) }).Hi),
 		r.of(phaseWarm, func(c childRun) float64 { return float64(c.Server["Range"]) }))
 	fmt.Fprintf(b, "- snapshot writing, %d objects: %s ms of CPU, %s B on disk per object (the cold child's first snapshot, written at stop on every core).\n",
 		r.Keys, r.of(phaseCold, func(c childRun) float64 { return ms(c.Stop.CPUNS) }),
-		num(r.of(phaseCold, func(c childRun) float64 { return float64(c.Stop.FileBytes) / float64(max(1, c.Stop.Objects)) }).med))
+		num(r.of(phaseCold, func(c childRun) float64 { return float64(c.Stop.FileBytes) / float64(max(1, c.Stop.Objects)) }).Med))
 	if len(r.Throughput) > 0 {
 		get := func(t throughputRun) float64 { return t.Result.EventsPerSec }
-		tr := r.tput(true, get).med / max(r.tput(false, get).med, 1e-9)
-		in, out := r.tput(true, func(t throughputRun) float64 { return t.Result.InsidePerSec }).med,
-			r.tput(true, func(t throughputRun) float64 { return t.Result.OutsidePerSec }).med
+		tr := r.tput(true, get).Med / max(r.tput(false, get).Med, 1e-9)
+		in, out := r.tput(true, func(t throughputRun) float64 { return t.Result.InsidePerSec }).Med,
+			r.tput(true, func(t throughputRun) float64 { return t.Result.OutsidePerSec }).Med
 		fmt.Fprintf(b, "- %s event throughput with snapshots written every %s ≥ 0.9× without: %.2f× over the whole runs; while a snapshot was being written %.2f× the rate while none was (same runs).\n",
 			mark(tr >= 0.9), r.Config.Interval, tr, in/max(out, 1e-9))
 	}

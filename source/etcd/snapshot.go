@@ -14,6 +14,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/safecall"
+	"github.com/ginformer/ginformer/internal/sourcekit"
 	"github.com/ginformer/ginformer/internal/valuecodec"
 )
 
@@ -188,23 +189,23 @@ func (c snapshotCodec[T]) AppendEncode(dst []byte, obj *Object[T]) ([]byte, erro
 // Possible errors: bytes that are no encoded object; the codec's Decode (or
 // its panic, recovered), wrapped.
 func (c snapshotCodec[T]) Decode(data []byte) (*Object[T], error) {
-	d := decoder{data: data}
-	flags := d.uvarint()
-	key := d.bytes()
+	d := sourcekit.FieldReader{Data: data}
+	flags := d.Uvarint()
+	key := d.Bytes()
 	obj := &Object[T]{
-		ModRevision:    int64(d.uvarint()),
-		CreateRevision: int64(d.uvarint()),
+		ModRevision:    int64(d.Uvarint()),
+		CreateRevision: int64(d.Uvarint()),
 		ValueUnknown:   flags&flagValueUnknown != 0,
 	}
 	var value []byte
 	if !obj.ValueUnknown {
-		value = d.value()
+		value = d.Bytes32()
 	}
 	switch {
-	case d.err != nil:
-		return nil, fmt.Errorf("etcd snapshot: %w", d.err)
-	case len(d.data) != 0:
-		return nil, fmt.Errorf("etcd snapshot: %d bytes after the object: %w", len(d.data), errSnapshotData)
+	case d.Err != nil:
+		return nil, fmt.Errorf("etcd snapshot: %w: %w", d.Err, errSnapshotData)
+	case len(d.Data) != 0:
+		return nil, fmt.Errorf("etcd snapshot: %d bytes after the object: %w", len(d.Data), errSnapshotData)
 	case flags&^flagValueUnknown != 0:
 		return nil, fmt.Errorf("etcd snapshot: unknown flags %#x: %w", flags, errSnapshotData)
 	}
@@ -229,57 +230,4 @@ func (c snapshotCodec[T]) Decode(data []byte) (*Object[T], error) {
 		return nil, fmt.Errorf("etcd snapshot: decode the value of %q: %w", obj.Key, err)
 	}
 	return obj, nil
-}
-
-// decoder reads the fields of an encoded object; the first error sticks.
-type decoder struct {
-	data []byte
-	err  error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.data)
-	if n <= 0 {
-		d.err = fmt.Errorf("truncated or overlong number: %w", errSnapshotData)
-		return 0
-	}
-	d.data = d.data[n:]
-	return v
-}
-
-// value reads a value: its u32 length and bytes.
-func (d *decoder) value() []byte {
-	if d.err != nil {
-		return nil
-	}
-	if len(d.data) < 4 {
-		d.err = fmt.Errorf("truncated value length: %w", errSnapshotData)
-		return nil
-	}
-	n := binary.LittleEndian.Uint32(d.data)
-	d.data = d.data[4:]
-	if uint64(n) > uint64(len(d.data)) {
-		d.err = fmt.Errorf("a value of %d bytes in %d: %w", n, len(d.data), errSnapshotData)
-		return nil
-	}
-	b := d.data[:n:n]
-	d.data = d.data[n:]
-	return b
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.data)) {
-		d.err = fmt.Errorf("a field of %d bytes in %d: %w", n, len(d.data), errSnapshotData)
-		return nil
-	}
-	b := d.data[:n:n]
-	d.data = d.data[n:]
-	return b
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ginformer/ginformer/internal/sourcekit"
 	"github.com/ginformer/ginformer/internal/valuecodec"
 )
 
@@ -105,26 +106,26 @@ func (c objectCodec[T]) AppendEncode(dst []byte, o *Object[T]) ([]byte, error) {
 // Possible errors: an error wrapping errMalformed (truncated, trailing or
 // unknown bytes); the value codec's (wrapped).
 func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
-	r := reader{data: data}
-	flags := r.byte()
-	o := &Object[T]{Revision: r.uvarint(), ValueUnknown: flags&flagValueUnknown != 0}
+	r := sourcekit.FieldReader{Data: data}
+	flags := r.Byte()
+	o := &Object[T]{Revision: r.Uvarint(), ValueUnknown: flags&flagValueUnknown != 0}
 	if flags&flagNoCreated == 0 {
-		o.Created = time.Unix(0, r.varint())
+		o.Created = time.Unix(0, r.Varint())
 	}
-	o.Key = string(r.bytes())
+	o.Key = string(r.Bytes())
 	var value []byte
 	if !o.ValueUnknown && c.planned != nil {
-		value, r.data = r.data, nil // the rest
+		value, r.Data = r.Data, nil // the rest
 	} else if !o.ValueUnknown {
-		value = r.bytes()
+		value = r.Bytes()
 	}
 	switch {
-	case r.err != nil:
-		return nil, fmt.Errorf("%w: %w", errMalformed, r.err)
+	case r.Err != nil:
+		return nil, fmt.Errorf("%w: %w", errMalformed, r.Err)
 	case flags&^flagsKnown != 0:
 		return nil, fmt.Errorf("%w: unknown flags %#x", errMalformed, flags)
-	case len(r.data) > 0:
-		return nil, fmt.Errorf("%w: %d bytes after the object", errMalformed, len(r.data))
+	case len(r.Data) > 0:
+		return nil, fmt.Errorf("%w: %d bytes after the object", errMalformed, len(r.Data))
 	case o.ValueUnknown:
 		return o, nil
 	case c.planned != nil:
@@ -142,61 +143,4 @@ func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
 	}
 	o.Value = v
 	return o, nil
-}
-
-// reader reads the fields of an encoded object; the first failure sticks
-// in err, and later reads return zeros.
-type reader struct {
-	data []byte
-	err  error
-}
-
-var errTruncated = errors.New("truncated")
-
-func (r *reader) byte() byte {
-	if r.err != nil || len(r.data) == 0 {
-		r.err = errTruncated
-		return 0
-	}
-	b := r.data[0]
-	r.data = r.data[1:]
-	return b
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.data)
-	if n <= 0 {
-		r.err = errTruncated
-		return 0
-	}
-	r.data = r.data[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.data)
-	if n <= 0 {
-		r.err = errTruncated
-		return 0
-	}
-	r.data = r.data[n:]
-	return v
-}
-
-// bytes reads a length and that many bytes (aliasing data).
-func (r *reader) bytes() []byte {
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.data)) {
-		r.err = errTruncated
-		return nil
-	}
-	b := r.data[:n]
-	r.data = r.data[n:]
-	return b
 }

@@ -106,12 +106,16 @@ func (r *Reflector[T]) markCaughtUp() {
 // that a source that ignores [WatchOptions.NotifyCaughtUp] cannot keep an
 // informer from syncing: the marker must come within the streaming-list
 // timeout of the last event (the stream is stalled otherwise) and within
-// catchUpLimit of the first resume watch. A nil catchUpTimer (not
-// resuming) never fires.
+// catchUpLimit of the first resume watch read, however often the source
+// ends its watches meanwhile. It runs from begin (the first resume watch
+// read: the time spent restoring does not count) until finish (the
+// marker), after which it never fires, on that watch or any later one. A
+// nil catchUpTimer (not resuming) never fires.
 type catchUpTimer struct {
 	stall    time.Duration
-	deadline time.Time
-	t        *time.Timer
+	deadline time.Time   // set by the first begin
+	t        *time.Timer // nil before the first begin
+	done     bool        // finished: never fires again
 }
 
 // catchUpLimit bounds the whole catch-up, in streaming-list timeouts.
@@ -122,40 +126,54 @@ func (r *Reflector[T]) newCatchUpTimer() *catchUpTimer {
 	if !r.isResuming() {
 		return nil
 	}
-	return &catchUpTimer{stall: r.streamTTL, deadline: time.Now().Add(catchUpLimit * r.streamTTL), t: time.NewTimer(r.streamTTL)}
+	return &catchUpTimer{stall: r.streamTTL}
 }
 
 // c returns the channel that fires when the wait is over; nil (never) for
-// a nil timer.
+// a nil, not yet begun or finished timer.
 func (c *catchUpTimer) c() <-chan time.Time {
-	if c == nil {
+	if c == nil || c.t == nil || c.done {
 		return nil
 	}
 	return c.t.C
 }
 
-// restart starts the wait afresh: the time spent restoring does not count.
-func (c *catchUpTimer) restart() {
-	if c == nil {
+// begin is called as each resume watch is about to be read: the first
+// call sets the deadline; every call gives the new watch a stall period,
+// within the deadline.
+func (c *catchUpTimer) begin() {
+	if c == nil || c.done {
 		return
 	}
-	c.deadline = time.Now().Add(catchUpLimit * c.stall)
-	c.t.Reset(c.stall)
+	if c.t == nil {
+		c.deadline = time.Now().Add(catchUpLimit * c.stall)
+		c.t = time.NewTimer(c.stall)
+		return
+	}
+	c.progress()
 }
 
 // progress restarts the stall timer after an event, within the deadline.
 func (c *catchUpTimer) progress() {
-	if c == nil {
+	if c == nil || c.t == nil || c.done {
 		return
 	}
 	c.t.Reset(max(0, min(c.stall, time.Until(c.deadline))))
 }
 
-func (c *catchUpTimer) stop() {
-	if c != nil {
+// finish ends the wait for good: the marker came.
+func (c *catchUpTimer) finish() {
+	if c == nil {
+		return
+	}
+	c.done = true
+	if c.t != nil {
 		c.t.Stop()
 	}
 }
+
+// stop releases the timer when the watch loop returns.
+func (c *catchUpTimer) stop() { c.finish() }
 
 // err is the error of a wait that ran out.
 func (c *catchUpTimer) err(name string) error {

@@ -75,7 +75,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 					w.Stop()
 					return r.abandonResume(err)
 				}
-				catchUp.restart()
+				catchUp.begin()
 			}
 		}
 		err := r.handleWatch(ctx, w, resync, catchUp)
@@ -255,6 +255,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watcher[T], resync <-c
 				// Caught up: every change up to ev.Version is queued. The
 				// version is recorded (above) before the informer is told.
 				resuming, stalled = false, nil
+				catchUp.finish()
 				r.markCaughtUp()
 				events++
 				continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ginformer/ginformer/informer"
 )
@@ -48,10 +49,12 @@ type histSource struct {
 	changed   chan struct{}               // closed and replaced on each change
 	lists     int
 	watches   []informer.WatchOptions
+	down      bool          // an outage: watches fail with ErrTransient
+	cut       chan struct{} // closed and replaced by endWatches and an outage
 }
 
 func newHistSource() *histSource {
-	return &histSource{identity: "hist", objs: map[string]*snapItem{}, changed: make(chan struct{}), release: make(chan struct{})}
+	return &histSource{identity: "hist", objs: map[string]*snapItem{}, changed: make(chan struct{}), release: make(chan struct{}), cut: make(chan struct{})}
 }
 
 func (h *histSource) put(name string, val int) {
@@ -83,6 +86,27 @@ func (h *histSource) appendLocked(ev informer.Event[*snapItem]) {
 	h.log = append(h.log, ev)
 	close(h.changed)
 	h.changed = make(chan struct{})
+}
+
+// endWatches ends every open watch normally, as a server's watch timeout
+// or a restarting proxy would.
+func (h *histSource) endWatches() {
+	h.mu.Lock()
+	close(h.cut)
+	h.cut = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// outage ends every open watch with a transient error and fails new ones
+// (down), or ends the outage.
+func (h *histSource) outage(down bool) {
+	h.mu.Lock()
+	h.down = down
+	if down {
+		close(h.cut)
+		h.cut = make(chan struct{})
+	}
+	h.mu.Unlock()
 }
 
 // compact makes every version before the current one expire.
@@ -134,6 +158,9 @@ func (h *histSource) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 	if v < h.compacted {
 		return nil, fmt.Errorf("hist: version %d compacted at %d: %w", v, h.compacted, informer.ErrExpired)
 	}
+	if h.down {
+		return nil, fmt.Errorf("hist: down: %w", informer.ErrTransient)
+	}
 	if opts.NotifyCaughtUp && h.mode == caughtUpUnsupported {
 		return nil, fmt.Errorf("hist: caught-up marker: %w", errors.ErrUnsupported)
 	}
@@ -144,6 +171,12 @@ func (h *histSource) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 	markAt, markVer := len(h.log), h.rev
 	mark := opts.NotifyCaughtUp && h.mode != caughtUpIgnored
 	w := informer.NewWatchStream[*snapItem](ctx, 0)
+	cut := h.cut
+	var timeout <-chan time.Time // the watch ends normally after opts.Timeout
+	if opts.Timeout > 0 {
+		t := time.NewTimer(opts.Timeout)
+		timeout = t.C
+	}
 	go func() {
 		defer w.Close()
 		for {
@@ -182,6 +215,16 @@ func (h *histSource) Watch(ctx context.Context, opts informer.WatchOptions) (inf
 			}
 			select {
 			case <-changed:
+			case <-timeout:
+				return
+			case <-cut:
+				h.mu.Lock()
+				down := h.down
+				h.mu.Unlock()
+				if down {
+					w.Send(informer.Event[*snapItem]{Type: informer.EventError, Err: fmt.Errorf("hist: down: %w", informer.ErrTransient)})
+				}
+				return
 			case <-w.Done():
 				return
 			}

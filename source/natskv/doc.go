@@ -169,6 +169,14 @@
 // built by a list or a watch, and the watch goes on. A later good value
 // arrives as Modified.
 //
+// So an update that does not decode deletes the key from an informer's
+// cache: its handlers are given a deletion of the last state they saw
+// (the informer fills it in when the source sends the key alone), and the
+// cache never keeps serving the state the update replaced. A second bad
+// update of the key, now absent, is reported and changes nothing. This is
+// the policy of the etcd source too (docs/sources.md, "An update that does
+// not decode").
+//
 // # Errors
 //
 // Failures that pass (a lost or closed connection, timeouts, no

@@ -17,6 +17,15 @@ import (
 // marker is awaited for twice Harness.WaitTimeout; how soon it comes is not
 // checked.
 
+// caughtUpHowToPass ends the message of a failure to get the caught-up
+// marker: a source written before NotifyCaughtUp existed fails there, and
+// its author must learn the two ways to pass.
+const caughtUpHowToPass = ". Every source must answer informer.WatchOptions.NotifyCaughtUp, in one of two ways: " +
+	"implement it (once the watch has delivered every change up to the source's version when Watch was called, " +
+	"send one Bookmark with InitialEventsEnd at a version at least that new, then go on as any watch), or refuse " +
+	"it (Watch returns an error wrapping errors.ErrUnsupported when opts.NotifyCaughtUp is set) and set " +
+	"Harness.DisableNotifyCaughtUp, so that an informer resuming from a snapshot relists instead"
+
 // isMarker reports whether ev is the Bookmark that ends initial events or
 // says a watch caught up.
 func isMarker[T any](ev informer.Event[T]) bool {
@@ -31,11 +40,11 @@ func (s *stream[T]) untilCaughtUp(want []change) informer.Event[T] {
 	s.k.t.Helper()
 	k := s.k
 	for i := 0; ; {
-		awaiting, d := "a Bookmark with InitialEventsEnd (the watch has caught up)", 2*k.h.wait()
+		awaiting, d, hint := "a Bookmark with InitialEventsEnd (the watch has caught up)", 2*k.h.wait(), caughtUpHowToPass
 		if i < len(want) {
-			awaiting, d = want[i].String(), k.h.wait()
+			awaiting, d, hint = want[i].String(), k.h.wait(), ""
 		}
-		ev, ok := s.recvWithin(awaiting, d)
+		ev, ok := s.recvWithin(awaiting, d, hint)
 		if ok && isMarker(ev) && i < len(want) {
 			k.t.Fatalf("%s: %s arrived before %s (change %d of %d after the watch's version, all written before "+
 				"Watch was called); the marker promises that every change up to the source's current version was "+
@@ -47,7 +56,7 @@ func (s *stream[T]) untilCaughtUp(want []change) informer.Event[T] {
 		}
 		switch {
 		case !ok || ev.Type == informer.EventError:
-			k.t.Fatalf("%s: expected %s; got %s", s.desc, awaiting, s.describe(ev, ok))
+			k.t.Fatalf("%s: expected %s; got %s%s", s.desc, awaiting, s.describe(ev, ok), hint)
 		case isMarker(ev):
 			return ev
 		case ev.Type == informer.EventBookmark:

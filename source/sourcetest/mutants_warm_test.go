@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/ginformer/ginformer/informer"
 )
@@ -199,4 +202,56 @@ var warmLegalVariants = []legalVariant{
 			return itemCodec{}.Decode(append([]byte(nil), data...))
 		}}, nil)
 	}},
+}
+
+// TestCaughtUpFailureSaysHowToPass: a source written before NotifyCaughtUp
+// existed (it ignores the option, or refuses it without the harness saying
+// so) fails the caught-up checks with a message that names both ways to
+// pass: implement the marker, or refuse the option and set
+// Harness.DisableNotifyCaughtUp.
+func TestCaughtUpFailureSaysHowToPass(t *testing.T) {
+	ignores := func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			o.NotifyCaughtUp = false
+			return e.s.Watch(ctx, o)
+		})
+	}
+	refusesUndeclared := func(e *env) {
+		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
+			if o.NotifyCaughtUp {
+				return nil, fmt.Errorf("no caught-up marker: %w", errors.ErrUnsupported)
+			}
+			return e.s.Watch(ctx, o)
+		})
+	}
+	for _, tc := range []struct {
+		name, check, msg string
+		mutate           func(*env)
+	}{
+		{"ignores NotifyCaughtUp", "CaughtUp", "expected a Bookmark with InitialEventsEnd (the watch has caught up) within", ignores},
+		{"ignores NotifyCaughtUp", "CaughtUpIdle", "expected a Bookmark with InitialEventsEnd (the watch has caught up) within", ignores},
+		{"ignores NotifyCaughtUp", "CaughtUpExpired", "expected a Bookmark with InitialEventsEnd (the watch has caught up) within", ignores},
+		{"refuses NotifyCaughtUp, undeclared", "CaughtUp", "but the harness does not set Harness.DisableNotifyCaughtUp", refusesUndeclared},
+		{"refuses NotifyCaughtUp, undeclared", "CaughtUpIdle", "but the harness does not set Harness.DisableNotifyCaughtUp", refusesUndeclared},
+	} {
+		t.Run(tc.name+"/"+tc.check, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			tc.mutate(e)
+			r := runRecorded(t, e.h, tc.check)
+			require.True(t, r.Failed(), "%s passed a source that %s", tc.check, tc.name)
+			out := r.output()
+			require.Contains(t, out, tc.msg)
+			for _, way := range []string{
+				"must answer informer.WatchOptions.NotifyCaughtUp, in one of two ways",
+				"implement it",
+				"send one Bookmark with InitialEventsEnd",
+				"refuse it (Watch returns an error wrapping errors.ErrUnsupported when opts.NotifyCaughtUp is set)",
+				"and set Harness.DisableNotifyCaughtUp",
+			} {
+				require.Contains(t, out, way, "the message does not tell how to pass")
+			}
+			t.Logf("%s: %s", tc.check, out)
+		})
+	}
 }

@@ -61,6 +61,10 @@ func describeWatch(o informer.WatchOptions) string {
 func (k *kit[T]) watch(ctx context.Context, opts informer.WatchOptions) *stream[T] {
 	k.t.Helper()
 	w, err := k.h.Source.Watch(ctx, opts)
+	if err != nil && opts.NotifyCaughtUp && isUnsupported(err) {
+		k.t.Fatalf("%s: Watch returned %q, but the harness does not set Harness.DisableNotifyCaughtUp%s",
+			describeWatch(opts), err, caughtUpHowToPass)
+	}
 	require.NoError(k.t, err, "%s", describeWatch(opts))
 	k.t.Cleanup(func() { safeStop(w) })
 	return k.newStream(w, opts)
@@ -89,11 +93,12 @@ func safeStop[T any](w informer.Watcher[T]) (panicked any) {
 // timeout, saying what was awaited.
 func (s *stream[T]) recv(awaiting string) (informer.Event[T], bool) {
 	s.k.t.Helper()
-	return s.recvWithin(awaiting, s.k.h.wait())
+	return s.recvWithin(awaiting, s.k.h.wait(), "")
 }
 
-// recvWithin is recv with a wait of d.
-func (s *stream[T]) recvWithin(awaiting string, d time.Duration) (informer.Event[T], bool) {
+// recvWithin is recv with a wait of d; hint, if any, ends the message of
+// a failure (what the source author can do about it).
+func (s *stream[T]) recvWithin(awaiting string, d time.Duration, hint string) (informer.Event[T], bool) {
 	s.k.t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -105,7 +110,7 @@ func (s *stream[T]) recvWithin(awaiting string, d time.Duration) (informer.Event
 		if s.lastDesc != "" {
 			after = " (the last event was " + s.lastDesc + ")"
 		}
-		s.k.t.Fatalf("%s: expected %s within %v; got nothing%s", s.desc, awaiting, d, after)
+		s.k.t.Fatalf("%s: expected %s within %v; got nothing%s%s", s.desc, awaiting, d, after, hint)
 		return informer.Event[T]{}, false
 	}
 }

@@ -97,15 +97,22 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 	catchUp := opts.NotifyCaughtUp && !opts.SendInitialEvents
 	failed := 0 // watches failed in a row without a delivery
 	next := ""  // the endpoint of the next watch; "": the next in turn
+	// after is the revision whose successor is known to exist, compacted at
+	// (see errCompactedAtNext): while rev is still it, the watch starts
+	// after rev, not at it. -1: none.
+	after := int64(-1)
 	for {
 		conn := s.dialWatch(next)
 		from := rev
-		err := s.watch(ctx, w, ow, conn, live, &rev, &catchUp, keep)
+		err := s.watch(ctx, w, ow, conn, live, &rev, after == rev, &catchUp, keep)
 		switch {
 		case err == nil, w.Context().Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 			return // opts.Timeout: a normal end.
+		case errors.Is(err, errCompactedAtNext) && rev == from:
+			after, next = rev, conn.endpoint // nothing was lost: again, from rev+1
+			continue
 		}
 		if rev != from {
 			failed = 0
@@ -120,14 +127,30 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 	}
 }
 
+// errCompactedAtNext ends a watch that started at the revision it had
+// delivered up to, rev, when etcd answered that rev is compacted and
+// history starts at rev+1: every change after rev is still there, so the
+// watch starts again from rev+1 (see watch) instead of ending with
+// [informer.ErrExpired] and making the reflector relist for nothing.
+var errCompactedAtNext = errors.New("compacted at the next revision")
+
 // watch streams etcd's changes after *delivered into w, on conn, until ctx
 // is done (nil) or the watch fails (the error to send). It keeps *delivered
 // at the revision up to which it has delivered every change (events and
-// bookmarks). While *catchUp is set, it asks for a progress notification
+// bookmarks). The etcd watch starts at *delivered (see below), or after it
+// when next is set, which the caller knows is safe: the cluster has the
+// next revision. While *catchUp is set, it asks for a progress notification
 // at once and sends the first one as the caught-up marker (a Bookmark with
 // InitialEventsEnd), then clears *catchUp. It closes conn.
-func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, live *liveness, delivered *int64, catchUp *bool, keep keyFilter) error {
+//
+// Possible errors: errCompactedAtNext (only when next is not set); those
+// the package doc lists for the stream.
+func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T]], ow *openWatch, conn *watchConn, live *liveness, delivered *int64, next bool, catchUp *bool, keep keyFilter) error {
 	rev := *delivered
+	start := max(rev, 1)
+	if next {
+		start = rev + 1
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends etcd's watch, closing its channel
 	md := metadata.Pairs(streamKey, strconv.FormatUint(s.watchSeq.Add(1), 10))
@@ -141,8 +164,11 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	// to a watch whose start revision is above the store's revision, so a
 	// watch from rev+1 on a quiet cluster would never answer a liveness
 	// probe nor give a bookmark. etcd must confirm it within the liveness
-	// timeout, as it must answer a probe.
-	wopts := []clientv3.OpOption{clientv3.WithRange(s.end), clientv3.WithRev(max(rev, 1)),
+	// timeout, as it must answer a probe. When etcd has compacted rev
+	// itself, but not rev+1, the caller starts the watch again after rev
+	// (next): the cluster then has rev+1, so that watch does not start in
+	// the future.
+	wopts := []clientv3.OpOption{clientv3.WithRange(s.end), clientv3.WithRev(start),
 		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify()}
 	if s.watchPrevKV() {
 		wopts = append(wopts, clientv3.WithPrevKV()) // else see prev.go
@@ -207,6 +233,9 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 			}
 			if err := resp.Err(); err != nil {
 				if resp.CompactRevision != 0 {
+					if !next && resp.CompactRevision == rev+1 {
+						return errCompactedAtNext
+					}
 					return fmt.Errorf("etcd source: watch of %q from revision %d: compacted at %d: %w: %w",
 						s.opts.Prefix, rev+1, resp.CompactRevision, informer.ErrExpired, err)
 				}
@@ -220,7 +249,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, cerr)
 			}
 			if resp.Created {
-				if resp.Header.Revision < rev {
+				if resp.Header.Revision < start {
 					// A lagging member catches up soon; a restored etcd
 					// never does. etcd waits silently either way (no progress
 					// notifications): see the deadline above.

@@ -109,7 +109,7 @@ func (s *Source[T]) initialConn(ctx context.Context, min int64) (*watchConn, int
 		}
 		conn.close()
 		var ok bool
-		if next, ok = s.failover(ctx, "streaming list", conn.endpoint, err, failed); !ok {
+		if next, ok = s.failover(ctx, "streaming list", conn.endpoint, err, failed, 0); !ok {
 			return nil, 0, err
 		}
 	}

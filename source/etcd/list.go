@@ -173,7 +173,7 @@ func (s *Source[T]) get(ctx context.Context, key string, opts ...clientv3.OpOpti
 			return resp, nil
 		}
 		var ok bool
-		if ep, ok = s.failover(ctx, "list read", c.endpoint, classify(err), failed); !ok {
+		if ep, ok = s.failover(ctx, "list read", c.endpoint, classify(err), failed, 0); !ok {
 			return nil, err
 		}
 	}

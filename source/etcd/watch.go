@@ -119,7 +119,11 @@ func (s *Source[T]) run(w *informer.WatchStream[*Object[T]], ow *openWatch, rev 
 		}
 		failed++
 		var ok bool
-		if next, ok = s.failover(ctx, "watch", conn.endpoint, err, failed); ok {
+		want := max(rev, 1) // the revision the next watch starts at
+		if after == rev {
+			want = rev + 1
+		}
+		if next, ok = s.failover(ctx, "watch", conn.endpoint, err, failed, want); ok {
 			continue
 		}
 		w.Send(informer.Event[*Object[T]]{Type: informer.EventError, Err: err})

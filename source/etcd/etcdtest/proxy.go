@@ -3,6 +3,7 @@ package etcdtest
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy is a TCP proxy on loopback between clients and one target, whose
@@ -11,7 +12,8 @@ import (
 // lost NAT entry or a dead peer behind a firewall looks (a half-open
 // connection). [Proxy.SetBlackhole] does the same to the flows opened while
 // it is on, a network partition. [Proxy.SetRefuse] closes flows and refuses
-// new ones, a disconnected period. Safe for concurrent use.
+// new ones, a disconnected period; [Proxy.SetDelay] slows new connections
+// down, a distant member. Safe for concurrent use.
 type Proxy struct {
 	ln     net.Listener
 	target string
@@ -21,7 +23,8 @@ type Proxy struct {
 	mu        sync.Mutex
 	flows     map[*flow]struct{}
 	refuse    bool
-	blackhole bool // new flows are blackholed from the start
+	blackhole bool          // new flows are blackholed from the start
+	delay     time.Duration // new flows wait this long before connecting (SetDelay)
 	closed    bool
 }
 
@@ -57,34 +60,48 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		refuse, dead := p.refuse || p.closed, p.blackhole
+		refuse, dead, delay := p.refuse || p.closed, p.blackhole, p.delay
 		p.mu.Unlock()
 		if refuse {
 			_ = c.Close()
 			continue
 		}
 		f := &flow{client: c, dead: dead}
-		if !dead {
-			if f.server, err = net.Dial("tcp", p.target); err != nil {
-				_ = c.Close()
-				continue
-			}
-		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			f.close()
+		if delay > 0 && !dead {
+			p.wg.Go(func() {
+				time.Sleep(delay) // the delay is what is simulated
+				p.open(f)
+			})
 			continue
 		}
-		p.flows[f] = struct{}{}
-		p.mu.Unlock()
-		if dead { // read and drop what the client sends, answer nothing
-			p.wg.Go(func() { p.pipe(f, nil, f.client) })
-			continue
-		}
-		p.wg.Go(func() { p.pipe(f, f.server, f.client) })
-		p.wg.Go(func() { p.pipe(f, f.client, f.server) })
+		p.open(f)
 	}
+}
+
+// open connects the flow to the target (unless it is blackholed from the
+// start) and starts forwarding.
+func (p *Proxy) open(f *flow) {
+	if !f.dead {
+		var err error
+		if f.server, err = net.Dial("tcp", p.target); err != nil {
+			_ = f.client.Close()
+			return
+		}
+	}
+	p.mu.Lock()
+	if p.closed || (p.refuse && !f.dead) {
+		p.mu.Unlock()
+		f.close()
+		return
+	}
+	p.flows[f] = struct{}{}
+	p.mu.Unlock()
+	if f.dead { // read and drop what the client sends, answer nothing
+		p.wg.Go(func() { p.pipe(f, nil, f.client) })
+		return
+	}
+	p.wg.Go(func() { p.pipe(f, f.server, f.client) })
+	p.wg.Go(func() { p.pipe(f, f.client, f.server) })
 }
 
 // close closes both sides of the flow.
@@ -171,6 +188,16 @@ func (p *Proxy) SetRefuse(on bool) {
 	for _, f := range open {
 		f.close()
 	}
+}
+
+// SetDelay makes every connection accepted from now on wait d before the
+// proxy connects it to the target and forwards anything (0: no wait), the
+// way a distant or slow member looks to a client: its handshake, and so its
+// first answer, come d later. Connections already open are not affected.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = d
 }
 
 // Close stops the proxy, closes every flow and waits for its goroutines.

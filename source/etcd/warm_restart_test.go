@@ -150,6 +150,12 @@ type warmRun struct {
 // sharded, when set, makes its source a Sharded one over that slice.
 func startWarm(t *testing.T, endpoint, prefix, path string, sharded []int) *warmRun {
 	t.Helper()
+	return startWarmWith(t, endpoint, prefix, path, sharded, informer.ListWatchOptions{})
+}
+
+// startWarmWith is startWarm with the informer's list and watch options.
+func startWarmWith(t *testing.T, endpoint, prefix, path string, sharded []int, lw informer.ListWatchOptions) *warmRun {
+	t.Helper()
 	r := &warmRun{ranges: &rangeCounter{prefix: prefix}, seen: &deliveries{}, done: make(chan error, 1), start: time.Now()}
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 2 * time.Second,
 		Logger: zap.NewNop(), DialOptions: r.ranges.dialOptions()})
@@ -165,6 +171,7 @@ func startWarm(t *testing.T, endpoint, prefix, path string, sharded []int) *warm
 	r.inf, err = informer.NewSharedInformer(informer.Options[string, *etcd.Object[obj]]{
 		Source:       r.src,
 		KeyFunc:      etcd.KeyFunc[obj],
+		ListWatch:    lw,
 		Logger:       logr.FromSlogHandler(slog.DiscardHandler),
 		ErrorHandler: func(_ context.Context, err error) { r.errs.Add(1); t.Logf("informer error: %v", err) },
 		Snapshot:     informer.SnapshotOptions[*etcd.Object[obj]]{Store: informer.NewSnapshotFile(path), Interval: -1},

@@ -3,6 +3,8 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -22,20 +24,48 @@ import (
 // source that implements [ReachabilityWaiter], the wait ends as soon as the
 // source is reachable again, though never sooner than Initial.
 type Backoff struct {
-	// Initial is the first delay. Zero: 800 ms.
+	// Initial is the first delay. Zero: 800 ms. Negative: invalid.
 	Initial time.Duration
-	// Max caps the delay before jitter. Zero: 30 s.
+	// Max caps the delay before jitter. Zero: 30 s, or Initial if that is
+	// longer. Negative, or below a non-zero Initial: invalid.
 	Max time.Duration
-	// Factor multiplies the delay after each attempt. Zero: 2. Values below
-	// 1 are treated as 1.
+	// Factor multiplies the delay after each attempt. Zero: 2. Values in
+	// (0, 1) are treated as 1. Negative, NaN or infinite: invalid.
 	Factor float64
 	// Jitter adds a random extra of up to Jitter times the delay, so clients
 	// that failed together do not retry together. Zero: 1.0. Negative: none.
+	// Above 1 or NaN: invalid.
 	Jitter float64
 	// ResetAfter: a delay asked for this long after the previous one starts
 	// again from Initial, because the time in between was healthy.
-	// Zero: 2 minutes.
+	// Zero: 2 minutes. Negative: invalid.
 	ResetAfter time.Duration
+}
+
+// validate refuses the values that would make the backoff no backoff: a
+// hot loop of attempts (an infinite jitter or factor overflows the delay)
+// or a cap below the first delay.
+//
+// Possible errors: [ErrInvalidOptions], naming the field.
+func (b Backoff) validate() error {
+	bad := func(field string, v any, why string) error {
+		return fmt.Errorf("invalid Backoff.%s %v: %s: %w", field, v, why, ErrInvalidOptions)
+	}
+	switch {
+	case b.Initial < 0:
+		return bad("Initial", b.Initial, "negative")
+	case b.Max < 0:
+		return bad("Max", b.Max, "negative")
+	case b.Max != 0 && b.Max < b.Initial:
+		return bad("Max", b.Max, fmt.Sprintf("below Backoff.Initial %v", b.Initial))
+	case b.ResetAfter < 0:
+		return bad("ResetAfter", b.ResetAfter, "negative")
+	case b.Factor < 0 || math.IsNaN(b.Factor) || math.IsInf(b.Factor, 0):
+		return bad("Factor", b.Factor, "not a finite factor of 0 or more")
+	case b.Jitter > 1 || math.IsNaN(b.Jitter):
+		return bad("Jitter", b.Jitter, "not at most 1 (negative: none)")
+	}
+	return nil
 }
 
 func (b Backoff) withDefaults() Backoff {

@@ -62,6 +62,15 @@ type Health struct {
 	Restored        bool
 	RestoredVersion string
 	RestoredAt      time.Time
+	// Start is how Run used the snapshot at start: cold, refused,
+	// verifying, catching up, resumed or relisted (see [StartOutcome]);
+	// StartReason says why for refused and relisted, StartAt when Start
+	// last changed. It stays once the informer has synced, so that how the
+	// start went can be read at any time. StartNone without
+	// [Options.Snapshot].
+	Start       StartOutcome
+	StartReason string
+	StartAt     time.Time
 	// SnapshotVersion, SnapshotAt and SnapshotBytes describe the last
 	// snapshot written (or, until one is, the one restored: SnapshotAt
 	// zero). Zero without [Options.Snapshot].

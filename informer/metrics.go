@@ -81,6 +81,14 @@ type Metrics interface {
 	// sinceStart after [SharedInformer.Run] started. It is called once per
 	// informer (an informer runs once).
 	Synced(informer string, sinceStart time.Duration)
+	// WarmStart reports how the start of an informer with
+	// [Options.Snapshot] used its snapshot, once it is decided (an outcome
+	// for which [StartOutcome.Final] is true): once per informer. restore is
+	// the time from Run's start to the restored cache being loaded, zero
+	// when nothing was restored.
+	WarmStart(informer string, outcome StartOutcome, restore time.Duration)
+	// SnapshotWritten reports a snapshot saved at time at, of size bytes.
+	SnapshotWritten(informer string, bytes int64, at time.Time)
 }
 
 // NoopMetrics is a [Metrics] that records nothing. Embed it in a partial
@@ -118,3 +126,9 @@ func (NoopMetrics) VersionApplied(string, time.Time) {}
 func (NoopMetrics) Synced(string, time.Duration) {}
 
 var _ Metrics = NoopMetrics{}
+
+// WarmStart does nothing.
+func (NoopMetrics) WarmStart(string, StartOutcome, time.Duration) {}
+
+// SnapshotWritten does nothing.
+func (NoopMetrics) SnapshotWritten(string, int64, time.Time) {}

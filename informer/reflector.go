@@ -66,7 +66,7 @@ func (o ListWatchOptions) validate() error {
 	if o.MinWatchTimeout < 0 || o.StreamingListTimeout < 0 {
 		return fmt.Errorf("negative MinWatchTimeout or StreamingListTimeout: %w", ErrInvalidOptions)
 	}
-	return nil
+	return o.Backoff.validate()
 }
 
 // ReflectorOptions configures a [Reflector]. Source and Store are required;

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -231,4 +233,32 @@ func TestReflectorRunWithDoneContext(t *testing.T) {
 		<-src.streams
 		stop()
 	})
+}
+
+// TestBackoffRefusesValuesThatAreNoBackoff: an infinite jitter (a hot loop
+// of attempts), a cap below the first delay, negative durations and a
+// factor that is no number are refused by NewReflector and
+// NewSharedInformer, naming the field.
+func TestBackoffRefusesValuesThatAreNoBackoff(t *testing.T) {
+	for field, b := range map[string]Backoff{
+		"Jitter":     {Jitter: math.Inf(1)},
+		"Jitter NaN": {Jitter: math.NaN()},
+		"Max":        {Initial: time.Second, Max: time.Millisecond},
+		"Initial":    {Initial: -time.Second},
+		"Max neg":    {Max: -time.Second},
+		"ResetAfter": {ResetAfter: -time.Second},
+		"Factor":     {Factor: math.Inf(1)},
+		"Factor neg": {Factor: -2},
+	} {
+		name, _, _ := strings.Cut(field, " ")
+		err := ListWatchOptions{Backoff: b}.validate()
+		require.ErrorIs(t, err, ErrInvalidOptions, field)
+		assert.Contains(t, err.Error(), "Backoff."+name, field)
+		_, err = NewSharedInformer(Options[string, string]{Source: newScriptSource(), KeyFunc: func(s string) (string, error) { return s, nil },
+			ListWatch: ListWatchOptions{Backoff: b}})
+		require.ErrorIs(t, err, ErrInvalidOptions, field)
+	}
+	for _, b := range []Backoff{{}, {Jitter: -1}, {Initial: time.Minute}, {Factor: 0.5}, {Jitter: 1}} {
+		require.NoError(t, ListWatchOptions{Backoff: b}.validate(), "%+v", b)
+	}
 }

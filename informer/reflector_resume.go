@@ -41,6 +41,9 @@ type resumeOptions struct {
 	// store, before ready; if the restore failed it lists instead.
 	ready    <-chan struct{}
 	restored func() bool
+	// abandoned, if not nil, is told why the reflector gave up resuming
+	// and relists, once.
+	abandoned func(error)
 }
 
 // errRestoreFailed abandons a resume whose restore failed (reported by the
@@ -85,7 +88,10 @@ func (r *Reflector[T]) abandonResume(err error) error {
 	r.mu.Lock()
 	r.resuming = false
 	r.mu.Unlock()
-	if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) {
+	if f := r.opts.resume.abandoned; f != nil {
+		f(err)
+	}
+	if errors.Is(err, ErrExpired) || errors.Is(err, ErrVersionTooLarge) || errors.Is(err, errResumeAbandoned) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", errResumeAbandoned, err)

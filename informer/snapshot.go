@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -92,8 +93,9 @@ type SnapshotOptions[T any] struct {
 	// or the key function changes. Zero: "".
 	Identity string
 	// Interval is the time between two snapshots written while the informer
-	// runs; one is also written when it stops. Zero: 5 minutes. Negative:
-	// only when it stops.
+	// runs; the first is written as soon as it has synced (paced, in the
+	// background), and one when it stops. Zero: 5 minutes. Negative: only
+	// when it stops.
 	Interval time.Duration
 }
 
@@ -120,10 +122,16 @@ const defaultSnapshotInterval = 5 * time.Minute
 // newSnapshotConfig defaults and validates o for an informer of src. It
 // returns nil when snapshots are off.
 //
-// Possible errors: [ErrInvalidOptions] (no codec).
+// Possible errors: [ErrInvalidOptions] (no codec, a SnapshotFile whose
+// path names no file).
 func newSnapshotConfig[T any](o SnapshotOptions[T], src Source[T]) (*snapshotConfig[T], error) {
 	if !o.enabled() {
 		return nil, nil
+	}
+	if f, ok := o.Store.(interface{ check() error }); ok {
+		if err := f.check(); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
 	}
 	c := &snapshotConfig[T]{store: o.Store, codec: o.Codec, interval: o.Interval, user: o.Identity}
 	c.source, _ = src.(SnapshotSource[T])
@@ -161,8 +169,39 @@ func (c *snapshotConfig[T]) identity(ctx context.Context) (string, error) {
 		}
 		src = id
 	}
+	return c.identityOf(src), nil
+}
+
+// identityOf returns the identity of a snapshot of this informer whose
+// source's identity is src.
+func (c *snapshotConfig[T]) identityOf(src string) string {
 	return fmt.Sprintf("ginformer snapshot v%d\nsource: %s\ntype: %s\nformat: %s\nuser: %s",
-		snapshotFormatVersion, src, typeName(reflect.TypeFor[T]()), c.codec.Format(), c.user), nil
+		snapshotFormatVersion, src, typeName(reflect.TypeFor[T]()), c.codec.Format(), c.user)
+}
+
+// sourceOf checks every part of a snapshot's identity id that this
+// informer knows without asking the source (layout, object type, codec
+// format, user identity; for a source that is no SnapshotSource, its type)
+// and returns the part the source must confirm: its identity as the
+// snapshot recorded it ("" when there is nothing to confirm).
+//
+// Possible errors: [ErrSnapshot] (wrapped): id is another informer's.
+func (c *snapshotConfig[T]) sourceOf(id string) (string, error) {
+	empty := c.identityOf("")
+	prefix := empty[:strings.Index(empty, "\nsource: ")+len("\nsource: ")]
+	suffix := empty[len(prefix):]
+	if len(id) < len(empty) || !strings.HasPrefix(id, prefix) || !strings.HasSuffix(id, suffix) {
+		src, _, _ := strings.Cut(strings.TrimPrefix(id, prefix), "\n")
+		return "", identityMismatch(id, c.identityOf(src))
+	}
+	src := id[len(prefix) : len(id)-len(suffix)]
+	if c.source == nil {
+		if want := "type " + c.srcType; src != want {
+			return "", identityMismatch(id, c.identityOf(want))
+		}
+		return "", nil
+	}
+	return src, nil
 }
 
 // typeName names t with its package path, so that two types of one name in

@@ -24,8 +24,27 @@ type SnapshotFile struct {
 }
 
 // NewSnapshotFile returns the store of a snapshot kept at path. The
-// directory must exist; the file need not.
+// directory must exist; the file need not. A path that cannot name a file
+// ("", one ending in a separator, an existing directory) is refused by
+// [NewSharedInformer] with [ErrInvalidOptions].
 func NewSnapshotFile(path string) *SnapshotFile { return &SnapshotFile{path: path} }
+
+// check refuses a path that cannot name the snapshot's file, so that the
+// mistake shows when the informer is built, not at its first write.
+//
+// Possible errors: [ErrInvalidOptions].
+func (f *SnapshotFile) check() error {
+	switch {
+	case f.path == "":
+		return fmt.Errorf("NewSnapshotFile: empty path: %w", ErrInvalidOptions)
+	case os.IsPathSeparator(f.path[len(f.path)-1]):
+		return fmt.Errorf("NewSnapshotFile(%q): a directory, not a file: %w", f.path, ErrInvalidOptions)
+	}
+	if fi, err := os.Stat(f.path); err == nil && fi.IsDir() {
+		return fmt.Errorf("NewSnapshotFile(%q): a directory, not a file: %w", f.path, ErrInvalidOptions)
+	}
+	return nil
+}
 
 // Path returns the file's path.
 func (f *SnapshotFile) Path() string { return f.path }

@@ -13,15 +13,26 @@ import (
 // Restoring a snapshot at start.
 //
 // Run calls restore before it builds its reflector: the snapshot is loaded
-// and its header checked (layout, identity) before the first request to the
-// source. Then, while the reflector opens its watch from the snapshot's
-// version (reading nothing from it yet), a goroutine checks the rest
-// (checksums; see snapshot_format.go), decodes the objects and their keys on
-// every core, and applies them to the empty cache as one batch, the way a
-// first list is applied; the reflector reads the watch once that is done.
-// Any failure leaves the cache empty and is reported (ErrorClassSnapshot,
-// wrapping ErrSnapshot): a bad header starts the informer cold; a failure
-// while decoding makes the reflector list instead of resuming.
+// and its header checked (layout, checksum, and every part of its identity
+// the informer knows itself: object type, codec, user identity) before the
+// first request to the source. Then, while the reflector opens its watch
+// from the snapshot's version (reading nothing from it yet), a goroutine
+// checks the rest (checksums; see snapshot_format.go), decodes the objects
+// and their keys on every core, and applies them to the empty cache as one
+// batch, the way a first list is applied; beside it another asks the source
+// to confirm its identity (confirmIdentity). The reflector reads the watch
+// once both are done. Any failure leaves the cache empty and is reported
+// (ErrorClassSnapshot, wrapping ErrSnapshot): a bad header starts the
+// informer cold; a failure while decoding, or a source of another identity,
+// makes the reflector list instead of resuming.
+//
+// A source that does not answer at start (an outage, which is when a
+// snapshot is worth most) does not hold the restore back: the restored
+// cache is served to readers at once, not synced, and Health says it is
+// unconfirmed (StartVerifying); the identity is confirmed when the source
+// first answers. If it turns out to be another collection's, the restored
+// cache is emptied again (before the handlers, which have been told
+// nothing, hear of it) and the informer lists.
 //
 // Handlers are told nothing while the restored cache catches up. From
 // restore until finishRestore, inf.restoring (under inf.mu) makes the
@@ -39,7 +50,8 @@ import (
 // removed from the cache during the catch-up and never reaches a handler.
 //
 // Readers are not held back: before the informer has synced, the Lister
-// serves the restored state, possibly stale; [Health] says so (Restored).
+// serves the restored state, possibly stale; [Health] says so (Restored,
+// Start).
 
 // snapshotState is an informer's warm-restart state.
 type snapshotState[K comparable, T any] struct {
@@ -50,107 +62,172 @@ type snapshotState[K comparable, T any] struct {
 
 	// mu guards the fields below: the restore, the writes and Health.
 	mu          sync.Mutex
-	identity    string    // "" until known (the source may be unreachable at start)
+	identity    string    // "" until confirmed (the source may be unreachable at start)
 	restoredVer string    // the version restored; "" after a cold start
+	loadStart   time.Time // when restore began loading the snapshot
 	restoredAt  time.Time // when the restored cache was loaded
 	written     string    // version of the last snapshot written or restored
 	writtenAt   time.Time
 	writtenSize int64
+	start       StartOutcome // see Health.Start
+	startAt     time.Time
+	startReason string
 }
 
 // restore opens the informer's snapshot: it loads the file and checks its
-// header (layout, identity) before the first request to the source. It
-// returns what the reflector needs to resume from the snapshot's version,
-// and the work that decodes the objects and applies them to the cache,
-// which Run runs on a goroutine of its own while the reflector opens its
-// watch (the reflector reads nothing from it before the cache holds the
-// snapshot: resumeOptions.ready). It returns a zero resumeOptions and a nil
-// func when it starts cold (inf.restoring is then false again). If the
-// decoding fails, the cache stays empty, restored reports false and the
-// reflector lists instead; handlers are still held back until the first
-// list is applied, and receive it as initial adds.
+// header before the first request to the source. It returns what the
+// reflector needs to resume from the snapshot's version, and the work that
+// decodes the objects, applies them to the cache and has the source
+// confirm the snapshot's identity, which Run runs on a goroutine of its own
+// while the reflector opens its watch (the reflector reads nothing from it
+// before that work is done: resumeOptions.ready). It returns a zero
+// resumeOptions and a nil func when it starts cold (inf.restoring is then
+// false again). If the decoding or the identity fails, the cache is left
+// empty, restored reports false and the reflector lists instead; handlers
+// are still held back until the first list is applied, and receive it as
+// initial adds.
 func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, func()) {
 	s := inf.snap
-	data, version, err := inf.openSnapshot(ctx)
-	if err != nil || version == "" {
+	s.mu.Lock()
+	s.loadStart = time.Now()
+	s.mu.Unlock()
+	data, version, src, err := inf.openSnapshot(ctx)
+	if err != nil || data == nil {
 		inf.mu.Lock()
 		inf.restoring = false // the cache is empty: nothing was withheld
 		inf.mu.Unlock()
-		if err != nil {
-			inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: starting cold: %w", inf.name, err))
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			err = fmt.Errorf("informer %q: starting cold: %w", inf.name, err)
+			inf.report(ErrorClassSnapshot, err)
+			inf.setStart(StartRefused, err)
+		default:
+			inf.setStart(StartCold, nil)
 		}
 		return resumeOptions{}, nil
 	}
 	ready := make(chan struct{})
 	var ok atomic.Bool
 	resume := resumeOptions{
-		version:  version,
-		caughtUp: func() { s.closeUp.Do(func() { close(s.caughtUp) }) },
-		ready:    ready,
-		restored: ok.Load,
+		version:   version,
+		caughtUp:  func() { s.closeUp.Do(func() { close(s.caughtUp) }) },
+		ready:     ready,
+		restored:  ok.Load,
+		abandoned: func(err error) { inf.setStart(StartRelisted, err) },
 	}
 	apply := func() {
 		defer close(ready)
-		if err := inf.applySnapshot(data); err != nil {
-			inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: starting cold (listing instead of resuming): %w", inf.name, err))
+		if err := inf.restoreConfirmed(ctx, data, src); err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("informer %q: starting cold (listing instead of resuming): %w", inf.name, err)
+				inf.report(ErrorClassSnapshot, err)
+				inf.setStart(StartRefused, err)
+			}
 			return
 		}
+		inf.setStart(StartCatchingUp, nil)
 		ok.Store(true)
 	}
 	return resume, apply
 }
 
-// openSnapshot loads the snapshot and checks its header against the
-// informer's identity; it returns the file's bytes and the snapshot's
-// version, "" (and no error) when there is none.
+// openSnapshot loads the snapshot and checks its header against what the
+// informer knows of its identity without asking the source; it returns the
+// file's bytes, the snapshot's version and the source's identity the
+// snapshot records (for confirmIdentity); nil bytes (and no error) when
+// there is none.
 //
 // Possible errors: [ErrSnapshot] (wrapped).
-func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) ([]byte, string, error) {
+func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte, version, src string, err error) {
 	s := inf.snap
-	id, err := s.cfg.identity(ctx)
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: cannot check a snapshot against the source: %w", ErrSnapshot, err)
-	}
-	s.mu.Lock()
-	s.identity = id
-	s.mu.Unlock()
-	data, err := s.cfg.store.Load(ctx)
+	data, err = s.cfg.store.Load(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		inf.log.V(1).Info("no snapshot to restore, starting cold")
-		return nil, "", nil
+		return nil, "", "", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
+		return nil, "", "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
 	}
 	h, _, err := readSnapshotHeader(data)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	if h.identity != id {
-		return nil, "", identityMismatch(h.identity, id)
+	src, err = s.cfg.sourceOf(h.identity)
+	if err != nil {
+		return nil, "", "", err
 	}
 	if h.version == "" {
-		return nil, "", errSnapshotCorrupt("no version")
+		return nil, "", "", errSnapshotCorrupt("no version")
 	}
-	return data, h.version, nil
+	if s.cfg.source == nil {
+		s.mu.Lock()
+		s.identity = h.identity
+		s.mu.Unlock()
+	}
+	return data, h.version, src, nil
 }
 
-// applySnapshot checks and decodes the whole snapshot in data and applies
-// it to the empty cache; on error the cache is left empty.
+// restoreConfirmed decodes and applies the snapshot in data while the
+// source confirms its identity src (confirmIdentity); it returns once both
+// are done. When the source answers first with another identity, nothing
+// is applied; when it answers after the restore (it was down), the
+// restored cache is emptied again. On error the cache is empty.
 //
-// Possible errors: [ErrSnapshot] (wrapped).
-func (inf *SharedInformer[K, T]) applySnapshot(data []byte) error {
-	s := inf.snap
-	start := time.Now()
-	s.mu.Lock()
-	id := s.identity
-	s.mu.Unlock()
-	dec, err := decodeSnapshot(data, id, s.cfg.codec, s.keyFunc, snapshotWorkers())
+// Possible errors: [ErrSnapshot] (wrapped); ctx.Err().
+func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []byte, src string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // before Wait: a decoding failure stops the confirmation
+	confirmed := make(chan struct{})
+	var idErr error
+	wg.Go(func() {
+		defer close(confirmed)
+		idErr = inf.confirmIdentity(ctx, src)
+	})
+	dec, err := inf.decodeSnapshotData(data)
 	if err != nil {
 		return err
 	}
-	decoded := time.Since(start)
-	data = nil // let the file's bytes go before the cache grows
+	select {
+	case <-confirmed:
+		if idErr != nil {
+			return idErr
+		}
+	default:
+		inf.setStart(StartVerifying, nil)
+	}
+	inf.applySnapshot(dec)
+	<-confirmed
+	if idErr != nil {
+		inf.dropRestored()
+		return idErr
+	}
+	return nil
+}
+
+// decodeSnapshotData checks and decodes the whole snapshot in data.
+//
+// Possible errors: [ErrSnapshot] (wrapped).
+func (inf *SharedInformer[K, T]) decodeSnapshotData(data []byte) (*decodedSnapshot[K, T], error) {
+	h, _, err := readSnapshotHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	s := inf.snap
+	start := time.Now()
+	dec, err := decodeSnapshot(data, h.identity, s.cfg.codec, s.keyFunc, snapshotWorkers())
+	if err != nil {
+		return nil, err
+	}
+	inf.log.V(2).Info("snapshot decoded", "version", dec.version, "objects", len(dec.objs), "took", time.Since(start))
+	return dec, nil
+}
+
+// applySnapshot applies a decoded snapshot to the empty cache.
+func (inf *SharedInformer[K, T]) applySnapshot(dec *decodedSnapshot[K, T]) {
+	s := inf.snap
 	// One batch of Replaced deltas, applied like a first list: the empty
 	// cache is built whole, out of the readers' sight, and published at
 	// once. inf.restoring holds the notifications back. Nothing else
@@ -169,10 +246,25 @@ func (inf *SharedInformer[K, T]) applySnapshot(data []byte) error {
 	s.mu.Lock()
 	s.restoredVer, s.restoredAt = dec.version, now
 	s.written = dec.version // what is on disk already
+	took := now.Sub(s.loadStart)
 	s.mu.Unlock()
 	inf.log.V(1).Info("restored the cache from a snapshot; catching up with the source",
-		"version", dec.version, "objects", len(items), "decoded", decoded, "took", now.Sub(start))
-	return nil
+		"version", dec.version, "objects", len(items), "took", took)
+}
+
+// dropRestored empties a restored cache whose snapshot the source did not
+// confirm, before the reflector lists: handlers have been told nothing of
+// it (inf.restoring), and the list must not keep any of it.
+func (inf *SharedInformer[K, T]) dropRestored() {
+	var items []Item[K, T]
+	for k, obj := range inf.indexer.All() {
+		items = append(items, Item[K, T]{Key: k, Deltas: []Delta[T]{{Type: Deleted, Object: obj}}})
+	}
+	inf.processBatch(&inf.proc, items, false)
+	s := inf.snap
+	s.mu.Lock()
+	s.restoredVer, s.restoredAt, s.written = "", time.Time{}, ""
+	s.mu.Unlock()
 }
 
 // awaitCaughtUp waits for the reflector's caughtUp and for the cache to
@@ -207,6 +299,7 @@ func (inf *SharedInformer[K, T]) finishRestore(started time.Time) {
 	inf.mu.Unlock()
 	took := time.Since(started)
 	inf.metrics.Synced(inf.name, took)
+	inf.setStart(StartResumed, nil) // unless the reflector relisted: then already StartRelisted
 	s := inf.snap
 	s.mu.Lock()
 	restored := s.restoredVer
@@ -229,4 +322,5 @@ func (inf *SharedInformer[K, T]) restoredHealth(h *Health) {
 	h.Restored = restoring && s.restoredVer != ""
 	h.RestoredVersion, h.RestoredAt = s.restoredVer, s.restoredAt
 	h.SnapshotVersion, h.SnapshotAt, h.SnapshotBytes = s.written, s.writtenAt, s.writtenSize
+	h.Start, h.StartReason, h.StartAt = s.start, s.startReason, s.startAt
 }

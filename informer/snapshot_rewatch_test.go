@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -125,5 +126,109 @@ func TestWarmRestartCatchUpBoundHoldsAcrossRewatches(t *testing.T) {
 		assert.LessOrEqual(t, took, 6*stall+time.Second, "bounded from the first resume watch")
 		lists, _ := src.calls()
 		assert.Equal(t, 2, lists, "one cold list, one relist when the marker was overdue")
+	})
+}
+
+// TestWarmStartWhileSourceDown: a warm start while the source is down does
+// not hang and is not silent: the restored cache is served at once,
+// unconfirmed and not synced, handlers wait; once the source answers with
+// the snapshot's identity, the informer catches up without a list.
+// Stopping before that is quiet.
+func TestWarmStartWhileSourceDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "snap")
+		src := newHistSource()
+		src.put("a", 1)
+		src.put("b", 2)
+		first := startSnap(t, src, snapOpts(path))
+		first.waitSynced(t)
+		first.stop()
+		assert.Equal(t, informer.StartCold, first.inf.Health().Start)
+
+		src.outage(true)
+		src.del("a") // a change the server made before going down
+		// Stopped while the source is still down: quiet.
+		early := startSnap(t, src, snapOpts(path))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		h := early.inf.Health()
+		assert.Equal(t, informer.StartVerifying, h.Start)
+		assert.True(t, h.Restored)
+		assert.False(t, h.Synced)
+		assert.Equal(t, map[string]snapItem{"a": {Name: "a", Val: 1, Ver: 1}, "b": {Name: "b", Val: 2, Ver: 2}}, early.cache(),
+			"the restored cache is served while the source is down")
+		assert.Empty(t, early.notes.all(), "handlers wait for the catch-up")
+		errsBefore := len(early.errs.all())
+		assert.Positive(t, errsBefore, "the outage is reported")
+		early.stop()
+		assert.Len(t, early.errs.all(), errsBefore, "stopping is no error")
+
+		second := startSnap(t, src, snapOpts(path))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, informer.StartVerifying, second.inf.Health().Start)
+		src.outage(false)
+		time.Sleep(2 * time.Minute) // past the backoff of the attempts made while down
+		second.waitSynced(t)
+		assert.Equal(t, src.state(), second.cache())
+		h = second.inf.Health()
+		assert.Equal(t, informer.StartResumed, h.Start)
+		assert.EqualValues(t, 0, h.Lists)
+		assert.Equal(t, []string{"add b=2 initial=true"}, second.notes.all())
+	})
+}
+
+// TestWarmStartSourceOfAnotherIdentityAfterOutage: a snapshot restored while
+// the source was down, which the source then says is another collection's,
+// is dropped before any handler hears of it, and the informer lists.
+func TestWarmStartSourceOfAnotherIdentityAfterOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "snap")
+		src := newHistSource()
+		src.put("a", 1)
+		src.put("b", 2)
+		first := startSnap(t, src, snapOpts(path))
+		first.waitSynced(t)
+		first.stop()
+
+		other := newHistSource() // another cluster at the same address
+		other.identity = "hist of another cluster"
+		other.put("b", 20) // same key, same version, other content
+		other.put("c", 3)
+		other.outage(true)
+		second := startSnap(t, other, snapOpts(path))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, informer.StartVerifying, second.inf.Health().Start)
+		other.outage(false)
+		time.Sleep(2 * time.Minute) // past the backoff of the attempts made while down
+		second.waitSynced(t)
+		assert.Equal(t, other.state(), second.cache())
+		h := second.inf.Health()
+		assert.Equal(t, informer.StartRefused, h.Start)
+		assert.Contains(t, h.StartReason, "hist of another cluster")
+		got := second.notes.all()
+		slices.Sort(got)
+		assert.Equal(t, []string{"add b=20 initial=true", "add c=3 initial=true"}, got)
+	})
+}
+
+// TestSnapshotWrittenSoonAfterSync: the first periodic snapshot is written
+// as soon as the informer has synced, not an Interval later: a process
+// that dies minutes after each start still leaves a fresh one.
+func TestSnapshotWrittenSoonAfterSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "snap")
+		src := newHistSource()
+		src.put("a", 1)
+		opts := snapOpts(path)
+		opts.Snapshot.Interval = time.Hour
+		r := startSnap(t, src, opts)
+		r.waitSynced(t)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		h := r.inf.Health()
+		assert.Equal(t, "1", h.SnapshotVersion)
+		assert.False(t, h.SnapshotAt.IsZero(), "written while running, not restored")
 	})
 }

@@ -136,6 +136,9 @@ func (h *histSource) calls() (lists int, watches []informer.WatchOptions) {
 func (h *histSource) List(_ context.Context, _ informer.ListOptions) (informer.ListPage[*snapItem], error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.down {
+		return informer.ListPage[*snapItem]{}, fmt.Errorf("hist: down: %w", informer.ErrTransient)
+	}
 	h.lists++
 	page := informer.ListPage[*snapItem]{Version: strconv.FormatInt(h.rev, 10)}
 	for _, it := range h.objs {
@@ -244,7 +247,21 @@ func mustInt(s string) int64 {
 // ObjectVersion makes relists drop what did not change.
 func (h *histSource) ObjectVersion(it *snapItem) string { return strconv.FormatInt(it.Ver, 10) }
 
-func (h *histSource) SnapshotIdentity(context.Context) (string, error) { return h.identity, nil }
+func (h *histSource) SnapshotIdentity(context.Context) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return "", fmt.Errorf("hist: down: %w", informer.ErrTransient)
+	}
+	return h.identity, nil
+}
+
+// setIdentity changes the identity the source reports.
+func (h *histSource) setIdentity(id string) {
+	h.mu.Lock()
+	h.identity = id
+	h.mu.Unlock()
+}
 
 func (h *histSource) SnapshotCodec() informer.Codec[*snapItem] {
 	return informer.JSONCodec[*snapItem]{}

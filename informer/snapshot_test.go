@@ -149,6 +149,8 @@ func TestWarmRestartCatchesUpWithoutListing(t *testing.T) {
 	h = second.inf.Health()
 	assert.False(t, h.Restored)
 	assert.Equal(t, "6", h.RestoredVersion)
+	assert.Equal(t, informer.StartResumed, h.Start)
+	assert.Equal(t, informer.StartCold, first.inf.Health().Start)
 	assert.Empty(t, second.errs.all())
 
 	// Then every later change, as usual.
@@ -242,6 +244,9 @@ func TestWarmRestartRelistsWhenExpired(t *testing.T) {
 			if tt.name == "unsupported" {
 				assert.Empty(t, second.errs.all(), "a source that cannot resume is no error")
 			}
+			h := second.inf.Health()
+			assert.Equal(t, informer.StartRelisted, h.Start)
+			assert.NotEmpty(t, h.StartReason)
 		})
 	}
 }
@@ -319,8 +324,10 @@ func TestWarmRestartRefusesBadSnapshots(t *testing.T) {
 			assert.Contains(t, errs[0], tt.want)
 			lists, _ := src.calls()
 			assert.Equal(t, 2, lists, "a cold start lists")
-			err := second.inf.Health().LastError
-			assert.ErrorIs(t, err, informer.ErrSnapshot)
+			h := second.inf.Health()
+			assert.ErrorIs(t, h.LastError, informer.ErrSnapshot)
+			assert.Equal(t, informer.StartRefused, h.Start, "how the start went stays in Health")
+			assert.Contains(t, h.StartReason, tt.want)
 		})
 	}
 }
@@ -405,4 +412,17 @@ func TestValueCodecRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	clear(b)
 	assert.Equal(t, in, out)
+}
+
+// TestSnapshotOptionsCheckedAtConstruction: a snapshot path that names no
+// file is refused by NewSharedInformer, not at the first write.
+func TestSnapshotOptionsCheckedAtConstruction(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{"", dir, dir + string(os.PathSeparator)} {
+		opts := informer.Options[string, *snapItem]{Source: newHistSource(), KeyFunc: snapKey,
+			Snapshot: informer.SnapshotOptions[*snapItem]{Store: informer.NewSnapshotFile(path)}}
+		_, err := informer.NewSharedInformer(opts)
+		require.ErrorIs(t, err, informer.ErrInvalidOptions, "path %q", path)
+		assert.Contains(t, err.Error(), "NewSnapshotFile")
+	}
 }

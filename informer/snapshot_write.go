@@ -20,23 +20,28 @@ import (
 // goroutine while the informer runs (so it leaves the other cores to the
 // informer), on every core when it stops.
 //
-// Writes happen every SnapshotOptions.Interval once the informer has
-// synced (paced: see pacedWriter), and once more when Run's context ends, after the processing loop
-// has stopped; a write is skipped when the cache has applied nothing since
-// the last snapshot written (or restored). A failure is reported
+// Writes happen once as soon as the informer has synced (so that a process
+// that dies minutes after each start still leaves a fresh snapshot for the
+// next), then every SnapshotOptions.Interval (both paced: see
+// pacedWriter), and once more when Run's context ends, after the processing
+// loop has stopped; a write is skipped when the cache has applied nothing
+// since the last snapshot written (or restored). A failure is reported
 // (ErrorClassSnapshot) and the previous snapshot stays.
 
 // finalSnapshotTimeout bounds the snapshot written when Run's context ends:
 // Run waits for it.
 const finalSnapshotTimeout = time.Minute
 
-// snapshotLoop writes a snapshot every interval until ctx is done.
+// snapshotLoop writes a snapshot once the informer has synced, then every
+// interval, until ctx is done.
 func (inf *SharedInformer[K, T]) snapshotLoop(ctx context.Context) {
-	every(ctx, inf.snap.cfg.interval, func() {
-		if inf.HasSynced() {
-			inf.writeSnapshot(ctx, 1)
-		}
-	})
+	select {
+	case <-inf.syncedCh:
+	case <-ctx.Done():
+		return
+	}
+	inf.writeSnapshot(ctx, 1)
+	every(ctx, inf.snap.cfg.interval, func() { inf.writeSnapshot(ctx, 1) })
 }
 
 // writeFinalSnapshot writes the snapshot of a stopping informer, if it
@@ -97,6 +102,7 @@ func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int)
 	s.mu.Lock()
 	s.written, s.writtenAt, s.writtenSize = version, now, st.bytes
 	s.mu.Unlock()
+	inf.metrics.SnapshotWritten(inf.name, st.bytes, now)
 	inf.log.V(2).Info("snapshot written", "version", version, "objects", st.objects, "bytes", st.bytes, "took", now.Sub(start))
 }
 

@@ -171,6 +171,7 @@ ol.keys li{break-inside:avoid}
 {{define "badges"}}
 {{- if .Running}}<span class="badge ok">running</span>{{else}}<span class="badge error">not running</span>{{end}}
 {{if .Synced}}<span class="badge ok">synced</span>
+{{- else if eq .Start "verifying"}}<span class="badge warning flag-restored">restored, unconfirmed</span>
 {{- else if .Restored}}<span class="badge warning flag-restored">restored, catching up</span>
 {{- else}}<span class="badge error flag-unsynced">not synced</span>{{end}}
 {{- range .Handlers}}{{if .Stuck}} <span class="badge error flag-stuck">handler {{.Name}} stuck</span>{{end}}{{end}}
@@ -222,6 +223,9 @@ const overviewHTML = `{{template "top" .Head}}
 <div><dt>stuck threshold</dt><dd>{{dur .StuckThresholdSeconds}}</dd></div>
 {{- if .RestoredVersion}}
 <div class="two"><dt>restored snapshot</dt><dd><code>{{.RestoredVersion}}</code>, loaded <span title="{{stamp .RestoredAt}}">{{ago .RestoredAt $now}}</span>{{if .Restored}}, <b>catching up</b>{{else}}, caught up{{end}}</dd></div>
+{{- end}}
+{{- if .Start}}
+<div class="two"><dt>start</dt><dd class="start">{{.Start}}{{if .StartReason}}: {{.StartReason}}{{end}}</dd></div>
 {{- end}}
 {{- if .SnapshotAt}}
 <div class="two"><dt>last snapshot written</dt><dd><code>{{.SnapshotVersion}}</code>, {{bytes .SnapshotBytes}}, <span title="{{stamp .SnapshotAt}}">{{ago .SnapshotAt $now}}</span></dd></div>

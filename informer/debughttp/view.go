@@ -46,6 +46,11 @@ type InformerView struct {
 	SnapshotVersion string     `json:"snapshotVersion,omitempty"`
 	SnapshotAt      *time.Time `json:"snapshotAt,omitempty"`
 	SnapshotBytes   int64      `json:"snapshotBytes,omitempty"`
+	// Start is how the last start used the snapshot ([informer.StartOutcome]'s
+	// name: cold, refused, verifying, catching-up, resumed, relisted),
+	// StartReason why for refused and relisted; empty without snapshots.
+	Start       string `json:"start,omitempty"`
+	StartReason string `json:"startReason,omitempty"`
 	// StuckThresholdSeconds is the informer's StuckHandlerThreshold; 0:
 	// stuck calls are not reported.
 	StuckThresholdSeconds float64              `json:"stuckThresholdSeconds"`
@@ -124,9 +129,13 @@ func view(inf informer.Inspector, now time.Time) InformerView {
 		QueueDepth: hl.QueueDepth, Objects: hl.Objects,
 		Restored: hl.Restored, RestoredVersion: hl.RestoredVersion, RestoredAt: timeOrNil(hl.RestoredAt),
 		SnapshotVersion: hl.SnapshotVersion, SnapshotAt: timeOrNil(hl.SnapshotAt), SnapshotBytes: hl.SnapshotBytes,
+		StartReason:           hl.StartReason,
 		StuckThresholdSeconds: threshold.Seconds(),
 		Indexes:               inf.IndexStats(),
 		Handlers:              make([]HandlerView, 0, len(hl.Handlers)),
+	}
+	if hl.Start != informer.StartNone {
+		v.Start = hl.Start.String()
 	}
 	if hl.LastError != nil {
 		v.LastError = hl.LastError.Error()
@@ -167,6 +176,9 @@ func problems(hl informer.Health, handlers []HandlerView, threshold time.Duratio
 	}
 	switch {
 	case hl.Synced:
+	case hl.Start == informer.StartVerifying:
+		add(levelWarning, "serving a snapshot restored %s, unconfirmed: the source has not answered since the start, so neither its identity nor the changes made meanwhile are known",
+			ago(timeOrNil(hl.RestoredAt), now))
 	case hl.Restored:
 		add(levelWarning, "serving a snapshot restored %s: not synced until it catches up with the source",
 			ago(timeOrNil(hl.RestoredAt), now))

@@ -17,6 +17,7 @@ const (
 	labelHandler  = "handler"
 	labelType     = "type"
 	labelClass    = "class"
+	labelOutcome  = "outcome"
 )
 
 const namespace = "ginformer"
@@ -91,6 +92,10 @@ type Metrics struct {
 	handlerCalls    *prometheus.HistogramVec // informer, handler
 	versionApplied  *prometheus.GaugeVec     // informer
 	initialSyncTime *prometheus.GaugeVec     // informer
+	starts          *prometheus.CounterVec   // informer, outcome
+	restoreTime     *prometheus.GaugeVec     // informer
+	snapshotBytes   *prometheus.GaugeVec     // informer
+	snapshotTime    *prometheus.GaugeVec     // informer
 }
 
 var _ informer.Metrics = (*Metrics)(nil)
@@ -149,6 +154,18 @@ func New(opts Options) (*Metrics, error) {
 		initialSyncTime: gauge("initial_sync_duration_seconds",
 			"Time from the informer's start to its cache holding the source's first complete list.",
 			labelInformer),
+		starts: counter("starts_total",
+			"Starts of an informer with snapshots on, by outcome: cold (no snapshot), refused (a snapshot refused: see the informer's errors), resumed (restored and caught up without a list), relisted (restored, then listed once).",
+			labelInformer, labelOutcome),
+		restoreTime: gauge("restore_duration_seconds",
+			"Time from the informer's start to its cache holding the restored snapshot (0 when nothing was restored).",
+			labelInformer),
+		snapshotBytes: gauge("snapshot_bytes",
+			"Size of the last snapshot written.",
+			labelInformer),
+		snapshotTime: gauge("snapshot_timestamp_seconds",
+			"Unix time of the last snapshot written: time() minus it is the snapshot's age.",
+			labelInformer),
 	}, nil
 }
 
@@ -157,6 +174,7 @@ func (m *Metrics) vecs() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.events, m.lists, m.watchRestarts, m.errors, m.queueDepth,
 		m.handlerBacklog, m.processing, m.handlerCalls, m.versionApplied, m.initialSyncTime,
+		m.starts, m.restoreTime, m.snapshotBytes, m.snapshotTime,
 	}
 }
 
@@ -192,6 +210,10 @@ func (m *Metrics) Forget(informerName string) int {
 	n += m.handlerCalls.DeletePartialMatch(only)
 	n += m.versionApplied.DeletePartialMatch(only)
 	n += m.initialSyncTime.DeletePartialMatch(only)
+	n += m.starts.DeletePartialMatch(only)
+	n += m.restoreTime.DeletePartialMatch(only)
+	n += m.snapshotBytes.DeletePartialMatch(only)
+	n += m.snapshotTime.DeletePartialMatch(only)
 	return n
 }
 
@@ -253,4 +275,18 @@ func (m *Metrics) VersionApplied(inf string, at time.Time) {
 // Synced sets ginformer_initial_sync_duration_seconds.
 func (m *Metrics) Synced(inf string, sinceStart time.Duration) {
 	m.initialSyncTime.WithLabelValues(inf).Set(sinceStart.Seconds())
+}
+
+// WarmStart counts one start by outcome and sets its restore duration:
+// [informer.Metrics].
+func (m *Metrics) WarmStart(informerName string, outcome informer.StartOutcome, restore time.Duration) {
+	m.starts.WithLabelValues(informerName, outcome.String()).Inc()
+	m.restoreTime.WithLabelValues(informerName).Set(restore.Seconds())
+}
+
+// SnapshotWritten sets the size and time of the last snapshot written:
+// [informer.Metrics].
+func (m *Metrics) SnapshotWritten(informerName string, bytes int64, at time.Time) {
+	m.snapshotBytes.WithLabelValues(informerName).Set(float64(bytes))
+	m.snapshotTime.WithLabelValues(informerName).Set(float64(at.UnixNano()) / 1e9)
 }

@@ -53,6 +53,8 @@ func TestMetricsExposition(t *testing.T) {
 	m.VersionApplied("pods", at)
 	m.Synced("pods", 1500*time.Millisecond)
 	m.Relisted("nodes")
+	m.WarmStart("pods", informer.StartResumed, 250*time.Millisecond)
+	m.SnapshotWritten("pods", 4096, at)
 
 	e := scrape(t, reg)
 	for _, c := range []struct {
@@ -76,6 +78,10 @@ func TestMetricsExposition(t *testing.T) {
 		{"ginformer_handler_backlog", []string{"informer", "pods", "handler", "index"}, 0},
 		{"ginformer_last_applied_version_timestamp_seconds", []string{"informer", "pods"}, float64(at.Unix()) + 0.5},
 		{"ginformer_initial_sync_duration_seconds", []string{"informer", "pods"}, 1.5},
+		{"ginformer_starts_total", []string{"informer", "pods", "outcome", "resumed"}, 1},
+		{"ginformer_restore_duration_seconds", []string{"informer", "pods"}, 0.25},
+		{"ginformer_snapshot_bytes", []string{"informer", "pods"}, 4096},
+		{"ginformer_snapshot_timestamp_seconds", []string{"informer", "pods"}, float64(at.Unix()) + 0.5},
 	} {
 		if got := e.value(t, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -93,6 +99,10 @@ func TestMetricsExposition(t *testing.T) {
 		"ginformer_handler_call_duration_seconds":          dto.MetricType_HISTOGRAM,
 		"ginformer_last_applied_version_timestamp_seconds": dto.MetricType_GAUGE,
 		"ginformer_initial_sync_duration_seconds":          dto.MetricType_GAUGE,
+		"ginformer_starts_total":                           dto.MetricType_COUNTER,
+		"ginformer_restore_duration_seconds":               dto.MetricType_GAUGE,
+		"ginformer_snapshot_bytes":                         dto.MetricType_GAUGE,
+		"ginformer_snapshot_timestamp_seconds":             dto.MetricType_GAUGE,
 	}
 	for name, f := range e {
 		want, ok := types[name]

@@ -179,6 +179,10 @@ func addRestored(t *testing.T, g *informer.Group, quiet logr.Logger) <-chan stru
 	}
 	opts := informer.Options[string, *endpoint]{
 		Name: richConfigs, Source: src, KeyFunc: endpointKey, Logger: quiet,
+		// The source never marks the catch-up: without this, the informer
+		// would give up resuming after 10 s and relist, and a loaded machine
+		// reaches the page's checks later than that.
+		ListWatch: informer.ListWatchOptions{StreamingListTimeout: time.Hour},
 		Snapshot: informer.SnapshotOptions[*endpoint]{
 			Store: informer.NewSnapshotFile(file), Codec: informer.JSONCodec[*endpoint]{}, Interval: -1,
 		},

@@ -142,6 +142,22 @@ func (m *Member) Kill() {
 	<-done
 }
 
+// Signal sends sig to the member's process: SIGSTOP freezes it (the kernel
+// still accepts connections, nothing answers), SIGCONT thaws it. Freeze
+// only for a while: the process is killed at the end of the test whatever
+// its state, but a frozen one is not waited for until then.
+//
+// Possible errors: the member is not running; os.Process.Signal's.
+func (m *Member) Signal(sig os.Signal) error {
+	m.mu.Lock()
+	cmd := m.cmd
+	m.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("etcdtest: member %s is not running", m.Name)
+	}
+	return cmd.Process.Signal(sig)
+}
+
 // Members returns the members, in creation order.
 func (c *Cluster) Members() []*Member { return c.members }
 

@@ -320,7 +320,7 @@ func (w *watchInterface) ResultChan() <-chan watch.Event { return w.result }
 func newWatchInterface[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors) *watchInterface {
 	ctx, cancel := context.WithCancel(ctx)
 	wi := &watchInterface{result: make(chan watch.Event), stop: cancel}
-	newDecodingWatch(ctx, body, c, bad, func(ev watch.Event) bool {
+	newDecodingWatch(ctx, body, c, bad, false, func(ev watch.Event) bool {
 		select {
 		case wi.result <- ev:
 			return true

@@ -31,6 +31,10 @@ type decodingWatch[E any, T ObjectPtr[E]] struct {
 	body   io.ReadCloser
 	codec  *codec[E, T]
 	bad    *decodeErrors
+	// streaming: the response of a streaming list, whose events up to the
+	// end marker are its initial events (and the stream ends there: see
+	// [Source.Watch]); else a plain watch.
+	streaming bool
 	// sink receives each event, from one goroutine at a time; it returns
 	// false when the consumer has stopped. Nothing is sent after an Error
 	// event.
@@ -68,15 +72,16 @@ func (j *watchJob) release() {
 // pipelineDepth bounds the events read ahead of the consumer.
 const pipelineDepth = 128
 
-// newDecodingWatch starts decoding body into sink; finish is called once
-// every goroutine has exited (after the last call to sink). The watch ends
-// when the body does, after an Error event, when sink returns false, or
-// when ctx is done.
+// newDecodingWatch starts decoding body (a streaming list's response if
+// streaming, else a plain watch's) into sink; finish is called once every
+// goroutine has exited (after the last call to sink). The watch ends when
+// the body does, after an Error event, when sink returns false, or when
+// ctx is done.
 func newDecodingWatch[E any, T ObjectPtr[E]](ctx context.Context, body io.ReadCloser, c *codec[E, T], bad *decodeErrors,
-	sink func(watch.Event) bool, finish func()) *decodingWatch[E, T] {
+	streaming bool, sink func(watch.Event) bool, finish func()) *decodingWatch[E, T] {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &decodingWatch[E, T]{
-		ctx: ctx, cancel: cancel, body: body, codec: c, bad: bad, sink: sink,
+		ctx: ctx, cancel: cancel, body: body, codec: c, bad: bad, streaming: streaming, sink: sink,
 		done: make(chan struct{}),
 	}
 	work := make(chan *watchJob, pipelineDepth)
@@ -287,9 +292,13 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 		return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch sent an event of unknown type %q", typ)))
 	}
 	known := w.codec.known
-	if et == watch.Added && j.format == formatProto && known != nil {
+	if w.streaming && et == watch.Added && j.format == formatProto && known != nil {
 		// An initial event of a streaming list (a relist) for an object
-		// already delivered at this version: the same object again.
+		// already delivered at this version: the same object again, which
+		// the informer compares with its cache before any transform, as
+		// it does a list's items. Only there: the object handed on may be
+		// the cache's own (restored from a snapshot, or transformed in
+		// place), and a plain watch's event goes through the transform.
 		if key, version, ok := protoIdentity(raw, *scratch); ok {
 			*scratch = key
 			if obj, ok := known.lookup(key, version); ok {

@@ -210,7 +210,7 @@ func (d *decodingClient[E, T]) watchTo(ctx context.Context, lo metav1.ListOption
 	if err != nil {
 		return err
 	}
-	newDecodingWatch(ctx, body, d.codec, d.bad, sink, finish)
+	newDecodingWatch(ctx, body, d.codec, d.bad, lo.SendInitialEvents != nil && *lo.SendInitialEvents, sink, finish)
 	return nil
 }
 

@@ -9,7 +9,11 @@
 //
 // Handlers receive client-go's interface{} objects (the objects the
 // ListerWatcher decodes); deletions inferred from a relist arrive as
-// cache.DeletedFinalStateUnknown, as with client-go.
+// cache.DeletedFinalStateUnknown, as with client-go. The objects are what
+// client-go's cache holds: managedFields kept (unlike the engine's own
+// Kubernetes source; [Options.DropManagedFields] drops them to save
+// memory), nothing shared between two objects, and GetStore hands out the
+// cached object itself (not to be modified, as with client-go).
 //
 // Differences from client-go's informer: GetStore and GetIndexer are
 // read-only views; handler panics are recovered and reported instead of

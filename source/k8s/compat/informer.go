@@ -39,6 +39,17 @@ type Options struct {
 	Name string
 	// Logger receives the engine's logs. Zero: klog's background logger.
 	Logger *logr.Logger
+	// DropManagedFields drops metadata.managedFields (server-side apply's
+	// record of which manager set which field) from every object before it
+	// is cached and handed to handlers. They are often half of an object's
+	// bytes, so dropping them is the way to save memory in compat (its
+	// objects are decoded by the ListerWatcher, client-go's decoders, which
+	// share nothing between objects; the source's own decoding, which shares
+	// repeated strings, needs [k8s.New] and the engine's API). Controllers
+	// that read managedFields (server-side apply ownership checks, diffing
+	// tools) must not set it. It is part of a snapshot's identity. Zero:
+	// kept, as client-go keeps them.
+	DropManagedFields bool
 	// ListWatch tunes the engine's list and watch (page size, timeouts,
 	// backoff, streaming lists). Zero: client-go's behaviour (see
 	// [informer.ListWatchOptions] for each field's default).
@@ -128,7 +139,9 @@ func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object
 //
 // Possible errors: [informer.ErrInvalidOptions], [informer.ErrIndexExists].
 func New(opts Options) (*Informer, error) {
-	src, err := k8s.NewFromListerWatcher(opts.ListerWatcher, k8s.Options{})
+	// client-go's behaviour unless told otherwise: managedFields kept (the
+	// source drops them by default).
+	src, err := k8s.NewFromListerWatcher(opts.ListerWatcher, k8s.Options{KeepManagedFields: !opts.DropManagedFields})
 	if err != nil {
 		return nil, fmt.Errorf("compat: %w", err)
 	}

@@ -249,10 +249,13 @@ func errorEvent(err apierrors.APIStatus) watch.Event {
 	return watch.Event{Type: watch.Error, Object: &st}
 }
 
-// decodeEvent decodes one job into an event. An object that does not
-// decode is logged and counted; the event is left out (Type ""), except a
-// deletion, which is delivered with the object's metadata alone so the
-// deletion is never lost.
+// decodeEvent decodes one job into an event. A frame or line that does
+// not parse ends the watch with an Error event (an internal error): the
+// stream cannot be trusted past it, and skipping it could lose a deletion;
+// the reflector watches again from the last version it received. An object
+// that does not decode is logged and counted; the event is left out (Type
+// ""), except a deletion, which is delivered with the object's metadata
+// alone so the deletion is never lost.
 func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Event {
 	var typ string
 	var raw []byte
@@ -260,14 +263,12 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 	case formatProto:
 		var err error
 		if typ, raw, err = protoWatchEvent(j.frame); err != nil {
-			w.bad.report(w.ctx, fmt.Errorf("k8s: watch frame: %w", err))
-			return watch.Event{}
+			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a protobuf frame does not parse: %w", err)))
 		}
 	default:
 		var ev jsonEvent
 		if err := json.Unmarshal(j.frame, &ev); err != nil {
-			// The stream cannot be trusted past a line that does not
-			// parse: end it, as client-go's decoder does.
+			// As client-go's decoder does.
 			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a JSON event does not parse: %w", err)))
 		}
 		typ, raw = ev.Type, ev.Object

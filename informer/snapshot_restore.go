@@ -196,10 +196,14 @@ func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []by
 			return idErr
 		}
 	default:
-		inf.setStart(StartVerifying, nil)
 	}
 	inf.applySnapshot(dec)
-	<-confirmed
+	select {
+	case <-confirmed:
+	default:
+		inf.setStart(StartVerifying, nil) // served, unconfirmed
+		<-confirmed
+	}
 	if idErr != nil {
 		inf.dropRestored()
 		return idErr
@@ -286,6 +290,9 @@ func (inf *SharedInformer[K, T]) awaitCaughtUp(ctx context.Context, started time
 // synced, all under inf.mu: no batch commits in between, so each handler
 // then receives every later change, with no gap and no duplicate.
 func (inf *SharedInformer[K, T]) finishRestore(started time.Time) {
+	// Recorded before the informer counts as synced, so that whoever saw
+	// it synced sees how the start went. Ignored if it relisted.
+	inf.setStart(StartResumed, nil)
 	inf.mu.Lock()
 	if inf.HasSynced() {
 		inf.mu.Unlock()
@@ -299,7 +306,6 @@ func (inf *SharedInformer[K, T]) finishRestore(started time.Time) {
 	inf.mu.Unlock()
 	took := time.Since(started)
 	inf.metrics.Synced(inf.name, took)
-	inf.setStart(StartResumed, nil) // unless the reflector relisted: then already StartRelisted
 	s := inf.snap
 	s.mu.Lock()
 	restored := s.restoredVer

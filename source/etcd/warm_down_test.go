@@ -54,9 +54,10 @@ func TestWarmStartWhileEtcdDown(t *testing.T) {
 			tt.down(c, m)
 			served := func(r *warmRun) {
 				t.Helper()
-				require.Eventually(t, func() bool { return r.inf.Health().Start == informer.StartVerifying }, 20*time.Second, 10*time.Millisecond,
+				assert.Eventually(t, func() bool { return r.inf.Health().Start == informer.StartVerifying }, 20*time.Second, 10*time.Millisecond,
 					"the restored cache is served, unconfirmed")
 				h := r.inf.Health()
+				require.Equal(t, informer.StartVerifying, h.Start, "start reason: %s", h.StartReason)
 				assert.True(t, h.Restored)
 				assert.False(t, h.Synced)
 				assert.Equal(t, restored, r.cache())

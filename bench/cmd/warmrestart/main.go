@@ -66,6 +66,11 @@ type config struct {
 	ProfileDir     string        `json:"-"`
 	JSONPath       string        `json:"-"`
 	Timeout        time.Duration `json:"timeout"`
+	// UntilSnapshot makes the writers of a periodic throughput run go on
+	// past ThroughputTime until the child's snapshot file has been replaced
+	// (a snapshot written while they wrote), for at most Timeout: the smoke
+	// test checks that mechanism, however long a loaded machine takes.
+	UntilSnapshot bool `json:"untilSnapshot,omitempty"`
 	// Exe is the program re-executed as a child (os.Args[0] by default).
 	Exe string `json:"-"`
 }
@@ -86,6 +91,7 @@ func main() {
 	flag.IntVar(&cfg.Writers, "writers", 8, "concurrent writers in the throughput phase, one request at a time each")
 	flag.IntVar(&cfg.Batch, "batch", 1, "puts per request in the throughput phase (1: Put, more: a transaction)")
 	flag.DurationVar(&cfg.Interval, "interval", time.Second, "Snapshot.Interval of the periodic throughput mode")
+	flag.BoolVar(&cfg.UntilSnapshot, "until-snapshot", false, "in the periodic throughput mode, write past -throughput-time until a snapshot is written (at most -timeout)")
 	flag.StringVar(&cfg.ProfileDir, "cpuprofile-dir", "", "write every child's CPU profiles (sync, and stop: the snapshot write) to this directory, and attribute them")
 	flag.StringVar(&cfg.JSONPath, "json", "", "also write the results as JSON to this file")
 	flag.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "timeout of each child's steps")

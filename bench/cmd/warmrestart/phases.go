@@ -182,7 +182,9 @@ func (t throughputRun) kind() string {
 
 // throughputChild runs one throughput child with Snapshot.Interval
 // interval: it syncs (from the snapshot), the writers write for the
-// configured time, and the child reports once it has handled every write.
+// configured time (with UntilSnapshot, in a periodic run, also until the
+// child has written a snapshot), and the child reports once it has handled
+// every write.
 func (h *harness) throughputChild(ctx context.Context, run int, interval time.Duration) (throughputRun, error) {
 	tr := throughputRun{Run: run, Interval: interval.String(), Periodic: interval > 0}
 	if !tr.Periodic {
@@ -206,7 +208,11 @@ func (h *harness) throughputChild(ctx context.Context, run int, interval time.Du
 	if err := p.Expect(ctx, "READY", h.cfg.Timeout, nil); err != nil {
 		return tr, err
 	}
-	if tr.Writes, err = h.keys.writeFor(ctx, h.client, h.cfg.ThroughputTime, h.cfg.Writers, h.cfg.Batch); err != nil {
+	var until string
+	if tr.Periodic && h.cfg.UntilSnapshot {
+		until = h.snapshot
+	}
+	if tr.Writes, err = h.keys.writeFor(ctx, h.client, h.cfg.ThroughputTime, h.cfg.Writers, h.cfg.Batch, until, h.cfg.Timeout); err != nil {
 		return tr, err
 	}
 	if err := p.Send("DONE", tr.Writes); err != nil {

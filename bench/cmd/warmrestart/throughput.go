@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,6 +30,10 @@ type writesDone struct {
 	LastRev int64 `json:"lastRev"`
 	StartNS int64 `json:"startNs"` // the first write sent (Unix ns)
 	EndNS   int64 `json:"endNs"`   // the last write answered
+	// SnapshotReplaced: the writers went on until the snapshot file was
+	// replaced, and it was, after StartNS and before EndNS. The child then
+	// waits for that write's log line before it reports.
+	SnapshotReplaced bool `json:"snapshotReplaced,omitempty"`
 }
 
 // throughputResult is what a throughput child measured.
@@ -109,6 +116,16 @@ func (p *program) throughput(ctx context.Context, cmds <-chan string, res syncRe
 	for p.reg.Backlog() > 0 {
 		if wctx.Err() != nil {
 			return fmt.Errorf("the handler's backlog: %d", p.reg.Backlog())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The informer logs a snapshot just after its file is renamed into
+	// place: the parent may have seen the file before the line is written.
+	for done.SnapshotReplaced && !slices.ContainsFunc(p.log.Find("snapshot written"), func(l childmetrics.LogLine) bool {
+		return l.Time.UnixNano() >= done.StartNS
+	}) {
+		if wctx.Err() != nil {
+			return errors.New("the parent saw the snapshot file replaced while it wrote, but no snapshot was logged")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -218,8 +235,11 @@ func quantileNS(xs []int64, q float64) int64 {
 // writeFor updates present keys from writers goroutines, as fast as etcd
 // answers, for d: each writer sends one transaction of batch puts at a
 // time (batch 1: a plain Put). Each writer owns the keys whose index is
-// its number modulo writers, and cycles through them.
-func (k *keys) writeFor(ctx context.Context, c *clientv3.Client, d time.Duration, writers, batch int) (writesDone, error) {
+// its number modulo writers, and cycles through them. With a snapshot
+// path, the writers go on after d until the file there has been replaced
+// since they started (the informer renames each snapshot into place), for
+// at most limit; out.SnapshotReplaced says whether it was.
+func (k *keys) writeFor(ctx context.Context, c *clientv3.Client, d time.Duration, writers, batch int, snapshot string, limit time.Duration) (writesDone, error) {
 	var (
 		mu   sync.Mutex
 		out  writesDone
@@ -229,6 +249,13 @@ func (k *keys) writeFor(ctx context.Context, c *clientv3.Client, d time.Duration
 	start := time.Now()
 	out.StartNS = start.UnixNano()
 	deadline := start.Add(d)
+	replaced := func() bool { return false }
+	more := replaced // go on past the deadline
+	if snapshot != "" {
+		replaced = fileReplaced(snapshot) // after StartNS: a replacement seen is a write after it
+		end := start.Add(max(d, limit))
+		more = func() bool { return time.Now().Before(end) && !replaced() }
+	}
 	for w := range writers {
 		var mine []int
 		for i, ok := range k.present {
@@ -240,7 +267,7 @@ func (k *keys) writeFor(ctx context.Context, c *clientv3.Client, d time.Duration
 		wg.Go(func() {
 			var n, rev int64
 			ops := make([]clientv3.Op, batch)
-			for j := 0; time.Now().Before(deadline) && batch > 0; {
+			for j := 0; (time.Now().Before(deadline) || more()) && batch > 0; {
 				sent := time.Now().UnixNano()
 				for o := range ops {
 					i := mine[j%len(mine)]
@@ -279,6 +306,7 @@ func (k *keys) writeFor(ctx context.Context, c *clientv3.Client, d time.Duration
 		})
 	}
 	wg.Wait()
+	out.SnapshotReplaced = replaced()
 	out.EndNS = time.Now().UnixNano()
 	for _, err := range errs {
 		if err != nil {
@@ -286,4 +314,24 @@ func (k *keys) writeFor(ctx context.Context, c *clientv3.Client, d time.Duration
 		}
 	}
 	return out, nil
+}
+
+// fileReplaced returns a function that reports whether the file at path
+// has been replaced (or created) since fileReplaced was called: another
+// file renamed over it, as the informer writes each snapshot. Once true it
+// stays true. Safe for concurrent use.
+func fileReplaced(path string) func() bool {
+	before, _ := os.Stat(path) // nil if absent
+	var seen atomic.Bool
+	return func() bool {
+		if seen.Load() {
+			return true
+		}
+		now, err := os.Stat(path)
+		if err != nil || (before != nil && os.SameFile(before, now)) {
+			return false
+		}
+		seen.Store(true)
+		return true
+	}
 }

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -129,27 +130,9 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 // decodeMeta decodes only the metadata of raw into into: what a deletion
 // needs when the whole object does not decode.
 func (c *codec[E, T]) decodeMeta(f wireFormat, raw []byte, into T) error {
-	var m metav1.ObjectMeta
-	switch f {
-	case formatProto:
-		b, err := leadingBytesField(raw, objectMetaField)
-		if err != nil {
-			return err
-		}
-		if err := m.Unmarshal(b); err != nil {
-			return err
-		}
-	default:
-		var o struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &o); err != nil {
-			return err
-		}
-		m = o.Metadata
-	}
-	if m.Name == "" {
-		return fmt.Errorf("k8s: object without a name")
+	m, err := objectMeta(f, raw)
+	if err != nil {
+		return err
 	}
 	into.SetName(m.Name)
 	into.SetNamespace(m.Namespace)
@@ -161,12 +144,51 @@ func (c *codec[E, T]) decodeMeta(f wireFormat, raw []byte, into T) error {
 	return nil
 }
 
+// objectMeta decodes the metadata of raw alone (in protobuf, the leading
+// metadata field, which decodes even when what follows it is damaged).
+func objectMeta(f wireFormat, raw []byte) (metav1.ObjectMeta, error) {
+	var m metav1.ObjectMeta
+	switch f {
+	case formatProto:
+		b, err := leadingBytesField(raw, objectMetaField)
+		if err != nil {
+			return m, err
+		}
+		if err := m.Unmarshal(b); err != nil {
+			return m, err
+		}
+	default:
+		var o struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &o); err != nil {
+			return m, err
+		}
+		m = o.Metadata
+	}
+	if m.Name == "" {
+		return m, fmt.Errorf("k8s: object without a name")
+	}
+	return m, nil
+}
+
+// decodeFailure returns the [DecodeError] of raw, which failed to decode
+// with err: named by its metadata when that decodes.
+func decodeFailure(f wireFormat, raw []byte, err error) *DecodeError {
+	e := &DecodeError{Err: err}
+	if m, merr := objectMeta(f, raw); merr == nil {
+		e.Namespace, e.Name, e.ResourceVersion = m.Namespace, m.Name, m.ResourceVersion
+	}
+	return e
+}
+
 // decodeList decodes items on up to GOMAXPROCS goroutines and returns the
 // objects in the items' order. A protobuf item whose name and
 // resourceVersion the source already delivered (c.known) is not decoded:
 // the delivered object is returned again. The others are decoded into one
 // backing array and recorded as known. Items that fail to decode are left
-// out and passed to bad (from the calling goroutine, after decoding).
+// out and passed to bad as a [*DecodeError] (from the calling goroutine,
+// after decoding).
 func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, err error)) []T {
 	out := make([]T, len(items))
 	var misses []int
@@ -202,7 +224,7 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 	})
 	for j, err := range errs {
 		if err != nil && bad != nil {
-			bad(misses[j], err)
+			bad(misses[j], decodeFailure(f, items[misses[j]], err))
 		}
 	}
 	if len(errs) > 0 && slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
@@ -244,22 +266,57 @@ type decodeErrors struct {
 	limiter lograte.Limiter
 }
 
-// report counts err and reports it, marked with [informer.ErrDecode], to the
-// informer listing or watching the source (ctx is the List or Watch call's:
-// [informer.ReportSourceError]), which logs it; without one it logs it
-// itself, within the rate limit.
+// report counts err and reports it, marked with [informer.ErrDecode] (a
+// [*DecodeError] is), to the informer listing or watching the source (ctx
+// is the List or Watch call's: [informer.ReportSourceError]), which logs
+// it; without one it logs it itself, within the rate limit.
 func (d *decodeErrors) report(ctx context.Context, err error) {
 	d.n.Add(1)
-	err = decodeError{err}
+	if !errors.Is(err, informer.ErrDecode) {
+		err = fmt.Errorf("%w: %w", informer.ErrDecode, err)
+	}
 	if !informer.ReportSourceError(ctx, err) {
 		d.limiter.Error(d.log, "decode", err, "k8s: an object from the server does not decode")
 	}
 }
 
-// decodeError marks an object that does not decode with
-// [informer.ErrDecode], so that an informer counts it under
-// [informer.ErrorClassDecode]; its message is the cause's.
-type decodeError struct{ err error }
+// DecodeError is what a source that decodes itself ([Source.Decoding])
+// reports for an object from the server that does not decode into its
+// type: to the informer listing or watching it
+// ([informer.ReportSourceError]: class decode in its metrics, its Health,
+// ErrorHandler and log), or to [Options.Logger] when no informer listens;
+// [Source.DecodeErrors] counts them. It is usually wrapped with where the
+// object came from (a list item, a watch event) and what the source did
+// with it; errors.As finds it.
+//
+// What the source does with such an object is one policy, the same as the
+// etcd and NATS KV sources' (docs/k8s.md, "Objects that do not decode"):
+// the object is treated as absent. A list (or a streaming list's initial
+// events) leaves it out, so the list removes the key from the cache; a
+// watch event (ADDED, MODIFIED, DELETED) is delivered as a deletion of
+// the key, with the object's metadata alone, at the event's
+// resourceVersion. The cache never serves a state it knows is outdated,
+// and no deletion is lost. A watch event whose object does not decode even
+// its metadata, which cannot be named, ends the watch with an
+// [informer.ErrInternal] error instead.
+type DecodeError struct {
+	// Namespace and Name name the object; both "" when not even its
+	// metadata decodes.
+	Namespace, Name string
+	// ResourceVersion is the version of the object that does not decode
+	// ("" when its metadata does not decode).
+	ResourceVersion string
+	// Err is the decoder's error.
+	Err error
+}
 
-func (e decodeError) Error() string   { return e.err.Error() }
-func (e decodeError) Unwrap() []error { return []error{e.err, informer.ErrDecode} }
+// Error names the object, its version and the cause.
+func (e *DecodeError) Error() string {
+	if e.Name == "" {
+		return fmt.Sprintf("an object whose metadata does not decode: %v", e.Err)
+	}
+	return fmt.Sprintf("%s/%s at resourceVersion %s does not decode: %v", e.Namespace, e.Name, e.ResourceVersion, e.Err)
+}
+
+// Unwrap returns the cause and [informer.ErrDecode].
+func (e *DecodeError) Unwrap() []error { return []error{e.Err, informer.ErrDecode} }

@@ -221,8 +221,8 @@ func TestDecodingWatchOrderAndBadObjects(t *testing.T) {
 		require.Nil(t, ev.Object.(*corev1.Pod).ManagedFields)
 	}
 
-	// A deletion whose object does not decode arrives with its metadata; an
-	// update that does not decode is left out; both are counted.
+	// An update and a deletion whose objects do not decode both arrive as
+	// deletions of the key, with the metadata; both are counted.
 	p := testPod(7)
 	broken := func(p *corev1.Pod) []byte {
 		meta := marshal(t, &p.ObjectMeta)
@@ -231,24 +231,51 @@ func TestDecodingWatchOrderAndBadObjects(t *testing.T) {
 		b = append(b, meta...)
 		return append(b, 0x12, 0x7f, 0x01)
 	}
-	var buf bytes.Buffer
-	for _, typ := range []string{"MODIFIED", "DELETED"} {
-		we := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: envelope(t, broken(p))}}
-		b := marshal(t, &we)
-		require.NoError(t, binary.Write(&buf, binary.BigEndian, uint32(len(b))))
-		buf.Write(b)
+	badFrames := func(typs ...string) []byte {
+		var buf bytes.Buffer
+		for _, typ := range typs {
+			we := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: envelope(t, broken(p))}}
+			b := marshal(t, &we)
+			require.NoError(t, binary.Write(&buf, binary.BigEndian, uint32(len(b))))
+			buf.Write(b)
+		}
+		return buf.Bytes()
 	}
-	buf.Write(frames(t, []watch.Event{{Type: watch.Error, Object: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}}))
-	got = collect(t, buf.Bytes(), c, bad)
-	require.Len(t, got, 2)
-	require.Equal(t, watch.Deleted, got[0].Type)
-	del := got[0].Object.(*corev1.Pod)
-	require.Equal(t, "web-7", del.Name)
-	require.Equal(t, "ns-1", del.Namespace)
-	require.Equal(t, "107", del.ResourceVersion)
-	require.Equal(t, watch.Error, got[1].Type)
-	require.EqualValues(t, 410, got[1].Object.(*metav1.Status).Code)
+	expired := frames(t, []watch.Event{{Type: watch.Error, Object: &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired}}})
+	got = collect(t, append(badFrames("MODIFIED", "DELETED"), expired...), c, bad)
+	require.Len(t, got, 3)
+	for _, ev := range got[:2] {
+		require.Equal(t, watch.Deleted, ev.Type)
+		del := ev.Object.(*corev1.Pod)
+		require.Equal(t, "web-7", del.Name)
+		require.Equal(t, "ns-1", del.Namespace)
+		require.Equal(t, "107", del.ResourceVersion)
+	}
+	require.Equal(t, watch.Error, got[2].Type)
+	require.EqualValues(t, 410, got[2].Object.(*metav1.Status).Code)
 	require.EqualValues(t, 2, bad.n.Load())
+
+	// In a streaming list's initial events, an object that does not decode
+	// is left out, as a list leaves it out.
+	var streamed []watch.Event
+	wi := newDecodingWatch(context.Background(), io.NopCloser(bytes.NewReader(append(badFrames("ADDED"), expired...))), c, bad, true,
+		func(ev watch.Event) bool { streamed = append(streamed, ev); return true }, nil)
+	<-wi.done
+	require.Len(t, streamed, 1)
+	require.Equal(t, watch.Error, streamed[0].Type)
+	require.EqualValues(t, 3, bad.n.Load())
+
+	// An event whose metadata does not decode either ends the watch.
+	we := metav1.WatchEvent{Type: "MODIFIED", Object: runtime.RawExtension{Raw: envelope(t, []byte{0x0a, 0x03, 0x0a, 0x7f, 0x01})}}
+	b := marshal(t, &we)
+	var buf bytes.Buffer
+	require.NoError(t, binary.Write(&buf, binary.BigEndian, uint32(len(b))))
+	buf.Write(b)
+	buf.Write(frames(t, []watch.Event{{Type: watch.Deleted, Object: testPod(8)}}))
+	got = collect(t, buf.Bytes(), c, bad)
+	require.Len(t, got, 1)
+	require.Equal(t, watch.Error, got[0].Type)
+	require.Contains(t, got[0].Object.(*metav1.Status).Message, "nor does its metadata")
 }
 
 func TestDecodingWatchJSON(t *testing.T) {

@@ -253,9 +253,7 @@ func errorEvent(err apierrors.APIStatus) watch.Event {
 // not parse ends the watch with an Error event (an internal error): the
 // stream cannot be trusted past it, and skipping it could lose a deletion;
 // the reflector watches again from the last version it received. An object
-// that does not decode is logged and counted; the event is left out (Type
-// ""), except a deletion, which is delivered with the object's metadata
-// alone so the deletion is never lost.
+// that does not decode is handled by undecodable.
 func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Event {
 	var typ string
 	var raw []byte
@@ -308,29 +306,53 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 		}
 	}
 	obj := T(new(E))
-	err := w.codec.decode(j.format, raw, obj, scratch)
-	if err == nil {
-		if known != nil {
-			switch et {
-			case watch.Added, watch.Modified:
-				known.record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
-			case watch.Deleted:
-				known.forget(obj.GetNamespace(), obj.GetName())
-			}
-		}
-		return watch.Event{Type: et, Object: obj}
+	if err := w.codec.decode(j.format, raw, obj, scratch); err != nil {
+		return w.undecodable(et, j.format, raw, err)
 	}
+	if known != nil {
+		switch et {
+		case watch.Added, watch.Modified:
+			known.record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
+		case watch.Deleted:
+			known.forget(obj.GetNamespace(), obj.GetName())
+		}
+	}
+	return watch.Event{Type: et, Object: obj}
+}
+
+// undecodable returns the event for an object that does not decode (err),
+// and reports a [*DecodeError] naming it, as [DecodeError] says:
+//
+//   - an initial event of a streaming list is left out, as a list leaves
+//     out such an item, so the list drops the key from the cache;
+//   - any other event (a creation, an update, a deletion) is delivered as a
+//     deletion of the key, with the object's metadata alone, at the
+//     event's resourceVersion: the cache never serves the state the event
+//     replaced, and no deletion is lost;
+//   - an event whose metadata does not decode either cannot be delivered
+//     under any key: it ends the watch with an internal error (the
+//     reflector watches again from the last version, and relists if the
+//     event keeps coming).
+func (w *decodingWatch[E, T]) undecodable(et watch.EventType, f wireFormat, raw []byte, err error) watch.Event {
+	if w.streaming {
+		w.bad.report(w.ctx, fmt.Errorf("k8s: streaming list: an initial %s event (%s) left out: %w", et, f, decodeFailure(f, raw, err)))
+		return watch.Event{}
+	}
+	meta := T(new(E))
+	if merr := w.codec.decodeMeta(f, raw, meta); merr != nil {
+		derr := &DecodeError{Err: err}
+		w.bad.report(w.ctx, fmt.Errorf("k8s: watch: a %s event (%s) ends the watch: %w", et, f, derr))
+		return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a %s event's object does not decode, "+
+			"nor does its metadata (%v): %w", et, merr, derr)))
+	}
+	if w.codec.known != nil {
+		w.codec.known.forget(meta.GetNamespace(), meta.GetName())
+	}
+	derr := &DecodeError{Namespace: meta.GetNamespace(), Name: meta.GetName(), ResourceVersion: meta.GetResourceVersion(), Err: err}
+	what := "delivered as a deletion of the key"
 	if et == watch.Deleted {
-		meta := T(new(E))
-		if merr := w.codec.decodeMeta(j.format, raw, meta); merr == nil {
-			if known != nil {
-				known.forget(meta.GetNamespace(), meta.GetName())
-			}
-			w.bad.report(w.ctx, fmt.Errorf("k8s: watch: deleted %s/%s does not decode; delivered with its metadata only: %w",
-				meta.GetNamespace(), meta.GetName(), err))
-			return watch.Event{Type: et, Object: meta}
-		}
+		what = "delivered with its metadata only"
 	}
-	w.bad.report(w.ctx, fmt.Errorf("k8s: watch: %s event (%s) does not decode; left out: %w", et, j.format, err))
-	return watch.Event{}
+	w.bad.report(w.ctx, fmt.Errorf("k8s: watch: %s event (%s) %s: %w", et, f, what, derr))
+	return watch.Event{Type: watch.Deleted, Object: meta}
 }

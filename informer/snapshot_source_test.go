@@ -256,12 +256,6 @@ func (h *histSource) SnapshotIdentity(context.Context) (string, error) {
 	return h.identity, nil
 }
 
-// setIdentity changes the identity the source reports.
-func (h *histSource) setIdentity(id string) {
-	h.mu.Lock()
-	h.identity = id
-	h.mu.Unlock()
-}
 
 func (h *histSource) SnapshotCodec() informer.Codec[*snapItem] {
 	return informer.JSONCodec[*snapItem]{}

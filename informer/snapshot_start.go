@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,10 +103,9 @@ func (inf *SharedInformer[K, T]) confirmIdentity(ctx context.Context, want strin
 		return nil // the identity is the source's type, checked with the header
 	}
 	backoff := newBackoffTimer(Backoff{})
-	warned := false
+	var warned atomic.Bool // set by the first warning, which the patience timer's goroutine may give
 	warn := func(why string, err error) {
-		if !warned {
-			warned = true
+		if warned.CompareAndSwap(false, true) {
 			inf.log.Info("the source has not confirmed the snapshot's identity: serving the restored cache, unconfirmed and not synced, until it answers",
 				"why", why, "error", err)
 		}
@@ -121,7 +121,7 @@ func (inf *SharedInformer[K, T]) confirmIdentity(ctx context.Context, want strin
 			s.mu.Lock()
 			s.identity = s.cfg.identityOf(id)
 			s.mu.Unlock()
-			if warned {
+			if warned.Load() {
 				inf.log.Info("the source confirmed the snapshot's identity")
 			}
 			return nil
@@ -130,7 +130,7 @@ func (inf *SharedInformer[K, T]) confirmIdentity(ctx context.Context, want strin
 		case !errors.Is(err, ErrTransient):
 			return fmt.Errorf("%w: cannot check a snapshot against the source: %w", ErrSnapshot, err)
 		}
-		if !warned {
+		if !warned.Load() {
 			inf.report(ErrorClassTransient, fmt.Errorf("informer %q: snapshot identity: %w", inf.name, err))
 		}
 		warn("the source is unreachable", err)

@@ -1,7 +1,9 @@
 package k8s
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,6 +116,11 @@ type planBuilder struct {
 	keepManaged, share bool
 	plans              map[builtKey]*pbPlan
 	building           map[builtKey]bool
+	// trail is the path of Go field names from the root to the field
+	// being planned; why is the first field the plan could not describe
+	// and why (see planProblem).
+	trail []string
+	why   string
 }
 
 type builtKey struct {
@@ -139,7 +146,11 @@ var unmarshalerType = reflect.TypeFor[protoUnmarshaler]()
 func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 	key := builtKey{t, path}
 	if b.building[key] {
-		// A recursive type: decoded by its own Unmarshal below this point.
+		// A recursive type: decoded by its own Unmarshal below this point
+		// (a type without one cannot be planned).
+		if !reflect.PointerTo(t).Implements(unmarshalerType) {
+			b.fail("", "holds %s again, a recursive type the decoder plans only with an Unmarshal method", t)
+		}
 		return &pbPlan{typ: t, custom: true}
 	}
 	if p, ok := b.plans[key]; ok {
@@ -161,6 +172,7 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 		}
 		num, wire, repeated, ok := parseTag(tag)
 		if !ok {
+			b.fail(sf.Name, "has a protobuf tag that does not parse (%q)", tag)
 			p.custom = true
 			return p
 		}
@@ -174,8 +186,11 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 		case path == pathRoot && jsonName(sf) == "metadata":
 			sub = pathMeta
 		}
+		b.trail = append(b.trail, sf.Name)
 		f, ok := b.fieldPlan(sf.Type, wire, repeated, sub)
+		b.trail = b.trail[:len(b.trail)-1]
 		if !ok {
+			b.fail(sf.Name, "has Go type %s, %s", sf.Type, unsupported(sf.Type))
 			p.custom = true
 			return p
 		}
@@ -206,21 +221,83 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 
 // plannable reports whether struct t is described by its tags: some
 // protobuf-tagged field, and no unexported field.
-func plannable(t reflect.Type) bool {
+func plannable(t reflect.Type) bool { return unplannable(t) == "" }
+
+// unplannable says why struct t is not described by its tags, "" if it is.
+func unplannable(t reflect.Type) string {
 	if t.Kind() != reflect.Struct {
-		return false
+		return "not a struct"
 	}
 	tagged := false
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		if !sf.IsExported() {
-			return false
+			return fmt.Sprintf("has an unexported field (%s)", sf.Name)
 		}
 		if tag := sf.Tag.Get("protobuf"); tag != "" && tag != "-" {
 			tagged = true
 		}
 	}
-	return tagged
+	if !tagged {
+		return "declares no field with a protobuf tag"
+	}
+	return ""
+}
+
+// planProblem says why struct type t has no plan (planFor returns nil):
+// the first field the plan cannot describe, by its path of Go field names
+// from t, with its type and what to use instead. "" if t has a plan.
+func planProblem(t reflect.Type, keepManaged bool) string {
+	b := &planBuilder{keepManaged: keepManaged, plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
+	if why := unplannable(t); why != "" {
+		return fmt.Sprintf("%s %s", t, why)
+	}
+	if p := b.plan(t, pathRoot); !p.custom {
+		return ""
+	}
+	if b.why == "" {
+		return fmt.Sprintf("%s cannot be decoded from protobuf", t)
+	}
+	return b.why
+}
+
+// fail records the first field (the deepest: nested plans fail first)
+// that cannot be planned; name is the field's, "" for the current one.
+func (b *planBuilder) fail(name, format string, args ...any) {
+	if b.why != "" {
+		return
+	}
+	path := b.trail
+	if name != "" {
+		path = append(slices.Clip(path), name)
+	}
+	b.why = fmt.Sprintf("field %s %s", strings.Join(path, "."), fmt.Sprintf(format, args...))
+}
+
+// unsupported says why field type ft cannot be planned and what to use.
+func unsupported(ft reflect.Type) string {
+	base := ft
+	for base.Kind() == reflect.Pointer || base.Kind() == reflect.Slice || base.Kind() == reflect.Map {
+		if base.Kind() == reflect.Map && base.Key().Kind() != reflect.String {
+			return "a map whose keys are not strings, which protobuf does not decode: use map[string]V as the type it projects does"
+		}
+		base = base.Elem()
+	}
+	switch base.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16:
+		return fmt.Sprintf("which the protobuf decoder does not read (%s has no fixed wire width): "+
+			"use int32 or int64, as the field's type in k8s.io/api", base)
+	case reflect.Uint, reflect.Uint16, reflect.Uintptr:
+		return fmt.Sprintf("which the protobuf decoder does not read: use uint32 or uint64 (not %s)", base)
+	case reflect.Float32:
+		return "which the protobuf decoder does not read: use float64"
+	case reflect.Struct:
+		if why := unplannable(base); why != "" {
+			return fmt.Sprintf("a struct that %s and has no Unmarshal method: tag its fields as k8s.io/api does, or use the k8s.io/api type", why)
+		}
+	}
+	return "which the protobuf decoder does not read: use the field's type in k8s.io/api " +
+		"(docs/k8s.md lists the Go types a projection may use)"
 }
 
 // fieldPlan returns the plan of a field of type ft.
@@ -228,6 +305,16 @@ func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated b
 	f := &pbField{typ: ft, wire: wire}
 	custom := func(t reflect.Type) bool {
 		return reflect.PointerTo(t).Implements(unmarshalerType)
+	}
+	plan := func(t reflect.Type) *pbPlan {
+		// A struct that fails to plan but has an Unmarshal method is
+		// fine: what failed is no problem of the whole.
+		why := b.why
+		p := b.plan(t, path)
+		if p.custom && custom(t) {
+			b.why = why
+		}
+		return p
 	}
 	switch ft.Kind() {
 	case reflect.String:
@@ -245,7 +332,7 @@ func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated b
 	case reflect.Float64:
 		f.kind = pbFloat64
 	case reflect.Struct:
-		f.sub = b.plan(ft, path)
+		f.sub = plan(ft)
 		switch {
 		case !f.sub.custom:
 			f.kind = pbMsg
@@ -268,7 +355,7 @@ func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated b
 		case reflect.Float64:
 			f.kind = pbPtrFloat64
 		case reflect.Struct:
-			f.sub = b.plan(f.elem, path)
+			f.sub = plan(f.elem)
 			switch {
 			case !f.sub.custom:
 				f.kind = pbPtrMsg
@@ -310,7 +397,7 @@ func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated b
 			}
 			f.kind = pbSliceBytes
 		case reflect.Struct:
-			f.sub = b.plan(f.elem, path)
+			f.sub = plan(f.elem)
 			if f.sub.custom && !custom(f.elem) {
 				return nil, false
 			}
@@ -327,7 +414,7 @@ func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated b
 		case reflect.String:
 			f.kind = pbMapStringString
 		case reflect.Struct:
-			f.sub = b.plan(f.elem, path)
+			f.sub = plan(f.elem)
 			if f.sub.custom && !custom(f.elem) {
 				return nil, false
 			}

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/ginformer/ginformer/informer"
 )
@@ -38,8 +39,19 @@ import (
 // decodes itself holds: all cores, managedFields dropped unless
 // [Options.KeepManagedFields], strings shared, bad objects counted.
 //
+// The Go types P's protobuf-tagged fields may have are those of k8s.io/api:
+// string (and named string types), bool, int32, int64, uint32, uint64,
+// float64, []byte; pointers to string, bool, int32, int64 and float64;
+// slices of string, int32, int64, []byte and structs; maps with string
+// keys; structs tagged the same way, and any type with a generated
+// Unmarshal method (metav1.Time, resource.Quantity, the k8s.io/api types).
+// Not int, uint, int8, int16 or float32: protobuf fixes a field's width, so
+// use the width the field has in k8s.io/api (int32 or int64).
+//
 // Possible errors: [informer.ErrInvalidOptions] (lw is not a generated
-// typed client, P has no field the plan can decode, options as for [New]).
+// typed client; P has a field of a type the plan cannot decode, named in
+// the error with its Go type and what to use instead; options as for
+// [New]).
 func NewProjection[P any, T ObjectPtr[P], L any](lw ListerWatcher[L], opts Options) (*Source[T], error) {
 	if lw == nil {
 		return nil, fmt.Errorf("k8s: NewProjection: nil client: %w", informer.ErrInvalidOptions)
@@ -53,7 +65,8 @@ func NewProjection[P any, T ObjectPtr[P], L any](lw ListerWatcher[L], opts Optio
 	}
 	c := newCodec[P, T](opts)
 	if !c.proto {
-		return nil, fmt.Errorf("k8s: NewProjection: %T declares no field with a protobuf tag: %w", T(nil), informer.ErrInvalidOptions)
+		return nil, fmt.Errorf("k8s: NewProjection: %T cannot be decoded from protobuf: %s: %w",
+			T(nil), planProblem(reflect.TypeFor[P](), opts.KeepManagedFields), informer.ErrInvalidOptions)
 	}
 	itemsField, _ := itemsFieldOf[L]()
 	bad := &decodeErrors{log: opts.Logger}

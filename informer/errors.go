@@ -83,10 +83,15 @@ var ErrSnapshot = errors.New("informer: snapshot")
 // ErrDecode is wrapped by the error a source reports with
 // [ReportSourceError] when it skipped an object it could not decode (a
 // value its codec or transform refused): the source treats the object as
-// absent (a cached state of its key is deleted, never kept stale) and goes
-// on. The informer counts it under [ErrorClassDecode]. A source's own
-// decode error type (etcd.DecodeError, natskv.DecodeError, ...) wraps it
-// besides the source's sentinel.
+// absent and goes on. That is one policy for every source in this
+// repository: a watch event whose object does not decode (an add or an
+// update) is delivered as an [EventDeleted] of its key, carrying the last
+// state the source knows (or the key only), so the cache never keeps
+// serving a state it knows is outdated; a list leaves the object out; the
+// key comes back with its next value that decodes. The report names the
+// key and the version. The informer counts it under [ErrorClassDecode]. A
+// source's own decode error type (etcd.DecodeError, natskv.DecodeError,
+// k8s.DecodeError) wraps it besides the source's sentinel.
 var ErrDecode = errors.New("informer: cannot decode object")
 
 // ErrTransform wraps an error (or recovered panic) of a user transform

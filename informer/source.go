@@ -85,6 +85,15 @@ type WatchOptions struct {
 	// snapshot ([SnapshotOptions]) asks for it to know when it has caught
 	// up. A source that cannot do this returns errors.ErrUnsupported from
 	// Watch (the informer then relists).
+	//
+	// Before that bookmark, the object of an [EventDeleted] event may carry
+	// only what the informer's key function needs (the key), not its last
+	// state: a source may then spare a read per deletion (the etcd source
+	// does). The informer tells its handlers nothing before the bookmark
+	// (it is restoring), and deletes by key. Its Options.Transform still
+	// sees such an object; a transform that fails on it is reported and the
+	// deletion applied with the object as received. After the bookmark, and
+	// on every other watch, a deletion carries the last known state.
 	NotifyCaughtUp bool
 }
 
@@ -98,7 +107,9 @@ const (
 	// EventModified: Object is the new state of an existing object.
 	EventModified
 	// EventDeleted: the object was deleted (or left the watched selection);
-	// Object is its last known state.
+	// Object is its last known state, or, before the caught-up bookmark of a
+	// watch asked for [WatchOptions.NotifyCaughtUp], possibly only what the
+	// key function needs.
 	EventDeleted
 	// EventBookmark: no object changed; the collection reached Version, and
 	// every change up to Version has been delivered on this stream.

@@ -19,10 +19,14 @@ import (
 //	put, new visible, old invisible, Filter                → Added
 //	put, new invisible, old visible                        → Deleted(old)
 //	put, new invisible, old invisible                      → nothing
-//	put, new invisible, old unknown (prev_kv compacted)    → Deleted(key only)
+//	put, new invisible, old unknown                        → Deleted(key only)
 //	delete, old visible                                    → Deleted(old)
 //	delete, old bad or unknown                             → Deleted(key only)
 //	delete, old filtered out                               → nothing
+//
+// where a previous value etcd did not send is unknown when its revision is
+// compacted, and when the event comes before the caught-up marker of a
+// NotifyCaughtUp watch (it is not read then: see prev.go).
 //
 // The previous value (prev_kv) is needed only where the answer depends on
 // it: for a deletion, for a put whose new value is invisible, and with a
@@ -103,11 +107,12 @@ type converted[T any] struct {
 
 // convertAll converts evs into out (reused; one slot per event, in order):
 // it decodes the new values in parallel, reads the previous values etcd did
-// not send where they are needed (see prev.go) through kv, then converts in
-// parallel (decoding the previous values).
+// not send where they are needed (see prev.go) through kv, unless keyOnly
+// (the events come before a caught-up marker: their deletions carry the key
+// only), then converts in parallel (decoding the previous values).
 //
 // Possible errors: those of fetchPrev.
-func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clientv3.Event, out []converted[T]) ([]converted[T], error) {
+func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clientv3.Event, out []converted[T], keyOnly bool) ([]converted[T], error) {
 	out = slices.Grow(out[:0], len(evs))[:len(evs)]
 	parallel(len(evs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -116,7 +121,7 @@ func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clien
 			}
 		}
 	})
-	if !s.watchPrevKV() {
+	if !s.watchPrevKV() && !keyOnly {
 		var idx []int
 		for i, ev := range evs {
 			if needsPrev(ev, out[i].v) {

@@ -81,6 +81,18 @@
 // [informer.ErrExpired] and the informer relists). A [Sharded] source
 // always relists after a restore (see [Sharded.Watch]).
 //
+// Nor is any previous value read during the catch-up: without a Filter, a
+// deletion the watch sends before its caught-up marker (and a put of a bad
+// value, sent as a deletion) carries the key only, with
+// [Object.ValueUnknown] set, where a later deletion carries the key's last
+// state. The informer needs no more: it tells its handlers nothing before
+// the marker, and removes the key from its cache. A key deleted while the
+// program was down thus costs no read of etcd (one per key otherwise:
+// 100k deletions caught up in 0.76 s instead of 3.4 s). A put of a bad
+// value over a bad value, which would give no event, then gives such a
+// deletion too, of a key the cache does not hold. With a Filter etcd sends
+// every previous value (prev_kv) and the deletions carry it as usual.
+//
 // # Connections and liveness
 //
 // Each watch runs on a gRPC connection of its own to one of the client's
@@ -175,5 +187,6 @@
 // Filter the source cannot tell a key whose previous value was bad from one
 // it delivered. An informer applies both alike. A deletion whose
 // previous value does not decode still arrives as Deleted with the key, a
-// zero Value and [Object.ValueUnknown] set.
+// zero Value and [Object.ValueUnknown] set (as does every deletion before a
+// caught-up marker: see Warm restarts).
 package etcd

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -135,6 +136,15 @@ func compareVersions(a, b string) int {
 	return cmp.Compare(x, y)
 }
 
+// objName is the name of o, read from its key when it carries only the key
+// (Object.ValueUnknown).
+func objName(o *etcd.Object[obj], w writer) string {
+	if o.ValueUnknown {
+		return strings.TrimPrefix(o.Key, w.prefix)
+	}
+	return o.Value.Name
+}
+
 // harness builds a conformance harness for a source over w's prefix.
 func harness(src *etcd.Source[obj], w writer) sourcetest.Harness[*etcd.Object[obj]] {
 	return sourcetest.Harness[*etcd.Object[obj]]{
@@ -142,7 +152,7 @@ func harness(src *etcd.Source[obj], w writer) sourcetest.Harness[*etcd.Object[ob
 		Create:          w.create,
 		Update:          w.update,
 		Delete:          w.del,
-		Name:            func(o *etcd.Object[obj]) string { return o.Value.Name },
+		Name:            func(o *etcd.Object[obj]) string { return objName(o, w) },
 		Generation:      func(o *etcd.Object[obj]) int { return o.Value.Gen },
 		Compact:         func(ctx context.Context) error { _, err := etcdtest.Compact(ctx, w.c); return err },
 		Bookmark:        src.RequestProgress,

@@ -21,7 +21,10 @@ type Object[T any] struct {
 	// unknown).
 	CreateRevision int64
 	// ValueUnknown is set only on Deleted events whose previous value was not
-	// available or did not decode: Key is right, Value is the zero T.
+	// available (compacted, or not read: a deletion before the caught-up
+	// marker of a [informer.WatchOptions.NotifyCaughtUp] watch without a
+	// Filter) or did not decode: Key and ModRevision are right, Value is the
+	// zero T and CreateRevision 0.
 	ValueUnknown bool
 }
 

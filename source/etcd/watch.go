@@ -37,7 +37,10 @@ const streamKey = "ginformer-watch"
 // revision, after every change it covers. On a local etcd it comes within
 // about 100–200 ms of Watch when little changed (etcd syncs a watch that
 // starts in the past every 100 ms and drops progress requests until then).
-// Later progress notifications are plain bookmarks.
+// Later progress notifications are plain bookmarks. Without a Filter, the
+// deletions the watch sends before that marker (and the puts of bad values,
+// sent as deletions) carry the key only ([Object.ValueUnknown]): their
+// previous values are not read (see the package doc, "Warm restarts").
 //
 // Possible errors (returned): [informer.ErrInvalidOptions] for a bad version;
 // with SendInitialEvents, those of [Source.List].
@@ -283,8 +286,10 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				last = evs[n-1].Kv.ModRevision
 			}
 			evs = s.keepEvents(keep, evs)
+			// Before the caught-up marker, deletions go out with the key
+			// only: no previous value is read (see prev.go).
 			var err error
-			if outs, err = s.convertAll(ctx, conn.kv(s.opts.Client), evs, outs); err != nil {
+			if outs, err = s.convertAll(ctx, conn.kv(s.opts.Client), evs, outs, *catchUp); err != nil {
 				return err
 			}
 			for i, o := range outs {

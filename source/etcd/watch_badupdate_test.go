@@ -17,42 +17,58 @@ import (
 
 // A key updated to a value that does not decode leaves the cache the way a
 // deleted key does, on a resuming watch (NotifyCaughtUp) as on any: before
-// the caught-up marker, the update and a deletion both arrive as Deleted
-// with the key's last state.
+// the caught-up marker, the update and a deletion both arrive as Deleted,
+// with the key only (no previous value is read during a catch-up), or with
+// the key's last state when a Filter makes etcd send it (prev_kv).
 func TestNotifyCaughtUpBadUpdate(t *testing.T) {
-	w := writer{c: client(t), prefix: newPrefix(t)}
-	ctx := t.Context()
-	w.seed(t, 3, "k%d", 1)
-	resp, err := w.c.Get(ctx, w.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	require.NoError(t, err)
-	v := fmt.Sprint(resp.Header.Revision)
-	_, err = w.put(ctx, obj{Name: "k0", Gen: 2, Tier: "gold"})
-	require.NoError(t, err)
-	_, err = w.putRaw(ctx, "k0", "garbage")
-	require.NoError(t, err)
-	_, err = w.del(ctx, "k1")
-	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		filter func(string, obj) bool
+		want   []string
+	}{
+		{"no filter", nil, []string{
+			`Modified k0 gen 2 "gold" unknown=false`,
+			`Deleted k0 gen 0 "" unknown=true`,
+			`Deleted k1 gen 0 "" unknown=true`,
+		}},
+		{"filter", func(string, obj) bool { return true }, []string{
+			`Modified k0 gen 2 "gold" unknown=false`,
+			`Deleted k0 gen 2 "gold" unknown=false`,
+			`Deleted k1 gen 1 "" unknown=false`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := writer{c: client(t), prefix: newPrefix(t)}
+			ctx := t.Context()
+			w.seed(t, 3, "k%d", 1)
+			resp, err := w.c.Get(ctx, w.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			require.NoError(t, err)
+			v := fmt.Sprint(resp.Header.Revision)
+			_, err = w.put(ctx, obj{Name: "k0", Gen: 2, Tier: "gold"})
+			require.NoError(t, err)
+			_, err = w.putRaw(ctx, "k0", "garbage")
+			require.NoError(t, err)
+			_, err = w.del(ctx, "k1")
+			require.NoError(t, err)
 
-	src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true})
-	watch, err := src.Watch(ctx, informer.WatchOptions{Version: v, NotifyCaughtUp: true})
-	require.NoError(t, err)
-	defer watch.Stop()
-	var got []string
-	for ev := range watch.Events() {
-		require.NotEqual(t, informer.EventError, ev.Type, "%v", ev.Err)
-		if ev.InitialEventsEnd {
-			break
-		}
-		if ev.Type != informer.EventBookmark {
-			got = append(got, fmt.Sprintf("%v %s gen %d %q unknown=%v", ev.Type, ev.Object.Key, ev.Object.Value.Gen, ev.Object.Value.Tier, ev.Object.ValueUnknown))
-		}
+			src := newSource(t, etcd.Options[obj]{Client: w.c, Prefix: w.prefix, StripPrefix: true, Filter: tc.filter})
+			watch, err := src.Watch(ctx, informer.WatchOptions{Version: v, NotifyCaughtUp: true})
+			require.NoError(t, err)
+			defer watch.Stop()
+			var got []string
+			for ev := range watch.Events() {
+				require.NotEqual(t, informer.EventError, ev.Type, "%v", ev.Err)
+				if ev.InitialEventsEnd {
+					break
+				}
+				if ev.Type != informer.EventBookmark {
+					got = append(got, fmt.Sprintf("%v %s gen %d %q unknown=%v", ev.Type, ev.Object.Key, ev.Object.Value.Gen, ev.Object.Value.Tier, ev.Object.ValueUnknown))
+				}
+			}
+			require.Equal(t, tc.want, got)
+			require.Equal(t, uint64(1), src.DecodeErrors())
+		})
 	}
-	require.Equal(t, []string{
-		`Modified k0 gen 2 "gold" unknown=false`,
-		`Deleted k0 gen 2 "gold" unknown=false`,
-		`Deleted k1 gen 1 "" unknown=false`,
-	}, got)
-	require.Equal(t, uint64(1), src.DecodeErrors())
 }
 
 // TestWarmRestartBadUpdate: a key updated while the program was down to a

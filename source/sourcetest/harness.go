@@ -117,6 +117,17 @@ type Harness[T any] struct {
 	// InitialEventsEnd, then the later changes; it waits twice WaitTimeout
 	// for that bookmark.
 	DisableNotifyCaughtUp bool
+	// KeyOnlyDeletesBeforeCaughtUp says the source may deliver a Deleted
+	// event before the caught-up marker of a NotifyCaughtUp watch with an
+	// object that carries only its key, not its last state (which
+	// [informer.WatchOptions.NotifyCaughtUp] allows: the etcd source does
+	// not read the previous values then). Name must still return the
+	// object's name from such an object, and Generation 0 (generations
+	// start at 1). The checks of caught-up watches then accept, before the
+	// marker, a Deleted of the right name at the right version with
+	// generation 0; after the marker, and on every other watch, a deletion
+	// must carry the last state as usual. Zero: every deletion must.
+	KeyOnlyDeletesBeforeCaughtUp bool
 
 	// Equal reports whether two objects are the same state, for the check
 	// of the snapshot codec of a source that implements

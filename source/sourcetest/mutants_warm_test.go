@@ -36,7 +36,30 @@ func (e *env) onCaughtUp(newFn func(o informer.WatchOptions) func(informer.Event
 	})
 }
 
+// keyOnlyDeletes makes each watch asked for NotifyCaughtUp deliver its
+// deletions with the key only (generation 0): those before its caught-up
+// marker, and also those after it when always is set.
+func (e *env) keyOnlyDeletes(always bool) {
+	e.onCaughtUp(func(informer.WatchOptions) func(informer.Event[item]) events {
+		caughtUp := false
+		return func(ev informer.Event[item]) events {
+			caughtUp = caughtUp || isMarker(ev)
+			if ev.Type == informer.EventDeleted && (always || !caughtUp) {
+				ev.Object = item{name: ev.Object.name}
+			}
+			return events{ev}
+		}
+	})
+}
+
 var warmMutations = []mutation{
+	{"key-only deletions before the caught-up marker, undeclared", "CaughtUp", "expected Deleted b gen 1 at version", func(e *env) {
+		e.keyOnlyDeletes(false)
+	}},
+	{"a key-only deletion after the caught-up marker", "CaughtUp", "after the caught-up marker: expected Deleted d gen 2", func(e *env) {
+		e.h.KeyOnlyDeletesBeforeCaughtUp = true
+		e.keyOnlyDeletes(true)
+	}},
 	{"ignores NotifyCaughtUp", "CaughtUpIdle", "expected a Bookmark with InitialEventsEnd", func(e *env) {
 		e.source(nil, func(ctx context.Context, o informer.WatchOptions) (informer.Watcher[item], error) {
 			o.NotifyCaughtUp = false
@@ -143,6 +166,10 @@ var warmMutations = []mutation{
 }
 
 var warmLegalVariants = []legalVariant{
+	{"key-only deletions before the caught-up marker, declared", []string{"CaughtUp", "CaughtUpIdle", "CaughtUpExpired"}, func(e *env) {
+		e.h.KeyOnlyDeletesBeforeCaughtUp = true
+		e.keyOnlyDeletes(false)
+	}},
 	{"plain bookmarks around the caught-up marker", []string{"CaughtUp", "CaughtUpIdle", "CaughtUpExpired"}, func(e *env) {
 		e.onCaughtUp(func(o informer.WatchOptions) func(informer.Event[item]) events {
 			first := true

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -47,18 +48,31 @@ import (
 //     bookmarks. Events (core/v1 and events.k8s.io) are not cached by
 //     default (kube-apiserver's DefaultWatchCacheSizes).
 //
-// So a NotifyCaughtUp stream starts with a plain watch from Version with
-// timeoutSeconds=3 and, beside it, two probes, GETs of a name no object
-// has at a version the server never reaches (Version + 2^32):
+//   - A list with no resourceVersion is a consistent read: served from
+//     the watch cache once it has reached the current revision of the
+//     resource's storage, or from that storage. Its version is that
+//     revision (or newer), at once.
 //
-//   - the resource probe, of the watched resource, which makes its watch
-//     cache follow etcd for 3 s (so the watch's bookmark is newer than its
-//     last event as soon as anything was written in the cluster), then
-//     reports the cache's version; or, answered at once, shows the resource
-//     is not cached;
-//   - the revision probe, of core/v1 events, which reports etcd's current
-//     revision at once (when events are not cached and the credentials may
-//     get them; a failure is ignored).
+// So a NotifyCaughtUp stream starts with a plain watch from Version with
+// timeoutSeconds=3 and, beside it, two probes of the watched resource,
+// each asking for a name no object has:
+//
+//   - the resource probe, a GET at a version the server never reaches
+//     (Version + 2^32), which makes its watch cache follow etcd for 3 s (so
+//     the watch's bookmark is newer than its last event as soon as anything
+//     was written in the cluster), then reports the cache's version; or,
+//     answered at once, shows the resource is not cached;
+//   - the revision probe, a consistent list of that one name, which
+//     reports the current revision of the resource's storage at once (a
+//     failure, no list permission in the namespace say, is ignored).
+//
+// Both read the watched resource's own counter. A revision read from
+// another resource (core/v1 events, as before) is another counter
+// whenever the two are stored apart: events in an etcd of their own
+// (--etcd-servers-overrides=/events#...), or a resource served by an
+// aggregated apiserver. Below Version it failed every warm start as
+// another cluster's; between Version and the resource's own, it marked the
+// catch-up before the watch had delivered every change.
 //
 // The marker is the first of: the watch's first bookmark (about 1 s); the
 // moment the watch has delivered a version at least as new as a probe
@@ -104,7 +118,8 @@ const gateSlack = 5 * time.Millisecond
 const probeAhead = 1 << 32
 
 // probeName is the name the probes ask for: no object has it (object names
-// are lower case), not that it matters (the version is checked first).
+// are lower case), so the revision probe's list is empty (the resource
+// probe's version is checked before the name).
 const probeName = "Ginformer-Caught-Up-Probe"
 
 // probeTimeout bounds a probe: the watch cache answers after 3 s.
@@ -149,15 +164,49 @@ func (p restPath) probe(ctx context.Context, version string) error {
 	return err
 }
 
-// probeRevision asks for probeName at version among the core/v1 events of
-// the source's namespace ("default" for all), once, without retrying.
-func (p restPath) probeRevision(ctx context.Context, version string) error {
+// probeRevision reads the current resourceVersion of the resource's own
+// storage: a consistent list (no resourceVersion) of the one name probeName,
+// which no object has, so the answer is an empty list whose version is the
+// current one. The apiserver's registry reads a list selecting one name in
+// a namespace as that single key (storage GetList, not recursive), from
+// its watch cache once fresh, or from etcd: never the collection. So the
+// namespace is needed: the source's, else "default", else none (a
+// cluster-scoped resource, whose namespaced path is not found). Once,
+// without retrying.
+//
+// It is the watched resource's counter, whatever serves it: a resource
+// stored in an etcd of its own (--etcd-servers-overrides), or served by an
+// aggregated apiserver, has a revision of its own, which that of another
+// resource (core/v1 events, say) does not tell.
+func (p restPath) probeRevision(ctx context.Context) probeResult {
+	list := func(ns string) ([]byte, error) {
+		return p.request(ns, "").Param("fieldSelector", "metadata.name="+probeName).
+			SetHeader("Accept", "application/json").MaxRetries(0).Do(ctx).Raw()
+	}
 	ns := p.namespace
 	if ns == "" {
 		ns = metav1.NamespaceDefault
 	}
-	return p.client.Get().AbsPath("/api/v1/namespaces", ns, "events", probeName).
-		Param("resourceVersion", version).MaxRetries(0).Do(ctx).Error()
+	raw, err := list(ns)
+	if p.namespace == "" && apierrors.IsNotFound(err) {
+		raw, err = list("")
+	}
+	if err != nil {
+		return probeResult{err: err}
+	}
+	var l struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return probeResult{err: fmt.Errorf("k8s: the revision probe's answer: %w", err)}
+	}
+	current, err := strconv.ParseUint(l.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		return probeResult{err: fmt.Errorf("k8s: the revision probe's answer has resourceVersion %q", l.Metadata.ResourceVersion)}
+	}
+	return probeResult{current: current, known: true}
 }
 
 // startCatchUp starts the probes of a watch from newest, bounded by ctx,
@@ -171,7 +220,7 @@ func startCatchUp(ctx context.Context, p *restPath, since, newest uint64) *catch
 		r.resource = true
 		c.answers <- r
 	})
-	c.wg.Go(func() { c.answers <- readProbe(p.probeRevision(ctx, at)) })
+	c.wg.Go(func() { c.answers <- p.probeRevision(ctx) })
 	return c
 }
 

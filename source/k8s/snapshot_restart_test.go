@@ -20,9 +20,11 @@ import (
 	"github.com/ginformer/ginformer/source/k8s"
 )
 
-// requestLog counts the requests for pods an informer sends, by kind.
+// requestLog counts the requests for pods an informer sends, by kind. The
+// catch-up's revision probe, a list of one name no object has, is counted
+// apart from lists.
 type requestLog struct {
-	lists, streamingLists, watches, gets atomic.Int32
+	lists, streamingLists, watches, gets, probes atomic.Int32
 }
 
 func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -34,6 +36,8 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 			l.streamingLists.Add(1)
 		case q.Get("watch") == "true":
 			l.watches.Add(1)
+		case strings.HasPrefix(q.Get("fieldSelector"), "metadata.name=Ginformer-Caught-Up-Probe"):
+			l.probes.Add(1)
 		case strings.HasSuffix(req.URL.Path, "/pods"):
 			l.lists.Add(1)
 		default:
@@ -79,9 +83,10 @@ func (r *podRecorder) handler() informer.HandlerFuncs[informer.NamespacedKey, *c
 }
 
 // runPodInformer runs an informer of the pods of ns through cfg, with a
-// snapshot at path, until it has synced; stop stops it and waits for Run
-// (which writes the snapshot).
-func runPodInformer(t *testing.T, cfg *rest.Config, ns, path string, rec *podRecorder) (inf *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod], took time.Duration, stop func()) {
+// snapshot at path and the list and watch options lw, until it has synced;
+// stop stops it and waits for Run (which writes the snapshot). Each error
+// the informer reports is passed to onError.
+func runPodInformer(t *testing.T, cfg *rest.Config, ns, path string, lw informer.ListWatchOptions, rec *podRecorder, onError ...func(error)) (inf *informer.SharedInformer[informer.NamespacedKey, *corev1.Pod], took time.Duration, stop func()) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -90,10 +95,14 @@ func runPodInformer(t *testing.T, cfg *rest.Config, ns, path string, rec *podRec
 	require.True(t, src.Decoding())
 	errs := make(chan error, 100)
 	inf, err = informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.Pod]{
-		Source:   src,
-		KeyFunc:  k8s.Key[*corev1.Pod],
-		Snapshot: informer.SnapshotOptions[*corev1.Pod]{Store: informer.NewSnapshotFile(path)},
+		Source:    src,
+		KeyFunc:   k8s.Key[*corev1.Pod],
+		Snapshot:  informer.SnapshotOptions[*corev1.Pod]{Store: informer.NewSnapshotFile(path)},
+		ListWatch: lw,
 		ErrorHandler: func(_ context.Context, err error) {
+			for _, f := range onError {
+				f(err)
+			}
 			select {
 			case errs <- err:
 			default:
@@ -141,7 +150,7 @@ func TestWarmRestartPods(t *testing.T) {
 	ctx := t.Context()
 
 	first := newPodRecorder()
-	inf, cold, stop := runPodInformer(t, e.Config, ns, path, first)
+	inf, cold, stop := runPodInformer(t, e.Config, ns, path, informer.ListWatchOptions{}, first)
 	require.Equal(t, n, inf.Lister().Len())
 	stop()
 	require.NotEmpty(t, inf.Health().SnapshotVersion, "a snapshot written at stop")
@@ -170,7 +179,7 @@ func TestWarmRestartPods(t *testing.T) {
 	cfg := rest.CopyConfig(e.Config)
 	cfg.Wrap(reqs.wrap)
 	second := newPodRecorder()
-	inf, warm, _ := runPodInformer(t, cfg, ns, path, second)
+	inf, warm, _ := runPodInformer(t, cfg, ns, path, informer.ListWatchOptions{}, second)
 	h := inf.Health()
 	require.NotEmpty(t, h.RestoredVersion, "restored from the snapshot")
 	require.False(t, h.Restored, "caught up")
@@ -185,7 +194,7 @@ func TestWarmRestartPods(t *testing.T) {
 		require.False(t, second.present[name], "%s, deleted while down, handed on as present", name)
 	}
 	require.Len(t, second.initial, n-1, "the caught-up state as initial adds")
-	t.Logf("cold start %v; warm restart %v (watches %d, gets %d)", cold, warm, reqs.watches.Load(), reqs.gets.Load())
+	t.Logf("cold start %v; warm restart %v (watches %d, gets %d, revision probes %d)", cold, warm, reqs.watches.Load(), reqs.gets.Load(), reqs.probes.Load())
 
 	// The restarted informer goes on: a later write arrives.
 	p, err := pods.Get(ctx, realisticPod(7).Name, metav1.GetOptions{})

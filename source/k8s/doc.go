@@ -90,10 +90,11 @@
 // types read through typed clients, JSON otherwise: [Source.SnapshotCodec]).
 // A restarted informer resumes with a watch from the snapshot's version
 // that marks when it has caught up ([informer.WatchOptions.NotifyCaughtUp],
-// see [Source.Watch]): the apiserver receives watches and GETs, no list and
-// no streaming list, and the marker comes at once when nothing else was
-// written since, else with the watch cache's bookmark (about 1 s). Marking
-// needs get on the resource (and, to be quick, on core/v1 events); without
+// see [Source.Watch]): the apiserver receives watches, GETs and a list of
+// one name no object has, no list of the collection and no streaming list,
+// and the marker comes at once when nothing else was written since, else
+// with the watch cache's bookmark (about 1 s). Marking needs get on the
+// resource (and, to be quick, list in its namespace); without
 // it, for a resource the apiserver does not cache, after the watch cache's
 // window (410) and always for a [Sharded] source, the informer relists,
 // and a source that decodes itself decodes only the objects that changed

@@ -35,11 +35,12 @@ import (
 //
 // A plain watch with NotifyCaughtUp (an informer restored from a snapshot
 // resumes with one) is sent first with timeoutSeconds=3, with two probes
-// beside it: GETs of a name no object has, at a resourceVersion the server
-// has not reached, one of the resource (which makes its watch cache follow
-// etcd, and answers after 3 s with the cache's current resourceVersion),
-// one of core/v1 events (which the apiserver does not cache by default:
-// answered at once with etcd's revision). catchup.go has the apiserver's
+// of the resource beside it, for a name no object has: a GET at a
+// resourceVersion the server has not reached (which makes its watch cache
+// follow etcd, and answers after 3 s with the cache's current
+// resourceVersion), and a consistent list of that one name (answered at
+// once, empty, with the current revision of the resource's own storage,
+// wherever it is stored or served). catchup.go has the apiserver's
 // code behind this. The caught-up marker (a Bookmark with
 // InitialEventsEnd) is the first of: the watch's first bookmark, which the
 // watch cache sends 2 s before the deadline (0–2.25 s after the watch
@@ -57,7 +58,8 @@ import (
 // the server has not reached (a snapshot of another cluster) fails with
 // [informer.ErrVersionTooLarge], and one older than the watch cache's
 // window with [informer.ErrExpired], as any watch does. The apiserver
-// receives watches and GETs: no list, no streaming list. Watch returns
+// receives watches, GETs and the probe's list of one name: no list of the
+// collection, no streaming list. Watch returns
 // after the probes answer, or after at most 100 ms (so that a resource
 // that is not cached is refused by Watch itself).
 //

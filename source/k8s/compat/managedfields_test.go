@@ -82,7 +82,7 @@ func TestClientGoObjects(t *testing.T) {
 		requireDisjointSlices(t, a.ManagedFields, b.ManagedFields, "managedFields")
 		for _, ma := range a.ManagedFields {
 			for _, mb := range b.ManagedFields {
-				requireDisjointSlices(t, ma.FieldsV1.Raw, mb.FieldsV1.Raw, "managedFields' fieldsV1")
+				requireDisjointSlices(t, ma.FieldsV1.GetRawBytes(), mb.FieldsV1.GetRawBytes(), "managedFields' fieldsV1")
 			}
 		}
 	})

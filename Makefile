@@ -50,7 +50,7 @@ test-repeat-servers:
 # controller-runtime's own suites (pkg/cache, builder, internal/controller,
 # controller, source, manager, cluster, handler) with compat behind every
 # informer its cache creates: its source from the Go module proxy, patched in
-# a temporary directory outside the repo (see the script). 5 minutes on the
+# a temporary directory outside the repo (see the script). 3 to 5 minutes on the
 # shared 2-core machine without -race (pkg/cache and pkg/manager take most):
 # not part of `make test`. CR_FLAGS passes go test flags (CR_FLAGS=-race,
 # CR_FLAGS='-run X -v').

@@ -34,7 +34,18 @@ if [ -z "$src" ] || [ ! -d "$src" ]; then
 	exit 1
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/ginformer-cr-XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+# Some of controller-runtime's specs leave an envtest control plane running
+# (two etcd and kube-apiserver pairs in one run). Their temporary files are
+# made under $work/tmp, so on exit the processes whose command line names
+# $work, and only those, are stopped before it is removed.
+cleanup() {
+	for pid in $(pgrep -f -- "$work/" || true); do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	chmod -R u+w "$work" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
 cp -R "$src" "$work/cr"
 chmod -R u+w "$work/cr"
 cd "$work/cr"
@@ -57,4 +68,5 @@ go mod edit \
 go mod tidy >/dev/null
 echo "controller-runtime $version, patched to compat.NewSharedIndexInformer, in $work/cr" >&2
 # shellcheck disable=SC2086 # CR_FLAGS is a list of flags
-go test -count=1 ${CR_FLAGS:-} "$@"
+mkdir "$work/tmp"
+TMPDIR="$work/tmp" go test -count=1 ${CR_FLAGS:-} "$@"

@@ -256,7 +256,6 @@ func (h *histSource) SnapshotIdentity(context.Context) (string, error) {
 	return h.identity, nil
 }
 
-
 func (h *histSource) SnapshotCodec() informer.Codec[*snapItem] {
 	return informer.JSONCodec[*snapItem]{}
 }

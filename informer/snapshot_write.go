@@ -68,6 +68,11 @@ func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int)
 	if id == "" {
 		var err error
 		if id, err = s.cfg.identity(ctx); err != nil {
+			if ctx.Err() != nil {
+				// Stopping: the snapshot written at stop follows.
+				inf.log.V(1).Info("snapshot write abandoned: the informer is stopping", "version", version)
+				return
+			}
 			inf.report(ErrorClassSnapshot, fmt.Errorf("informer %q: %w: not written: %w", inf.name, ErrSnapshot, err))
 			return
 		}

@@ -17,6 +17,7 @@ import (
 // Kinds of requests, as requestKind names them.
 const (
 	reqList          = "LIST pods"
+	reqListOne       = "LIST one pod name (the catch-up's revision probe)"
 	reqStreamingList = "WATCH pods, sendInitialEvents=true (streaming list)"
 	reqWatch         = "WATCH pods"
 	reqGetPod        = "GET one pod (the catch-up probe of the resource)"
@@ -36,6 +37,8 @@ func requestKind(req *http.Request) string {
 		return reqStreamingList
 	case strings.HasSuffix(path, "/pods") && watch:
 		return reqWatch
+	case strings.HasSuffix(path, "/pods") && strings.HasPrefix(q.Get("fieldSelector"), "metadata.name="):
+		return reqListOne
 	case strings.HasSuffix(path, "/pods"):
 		return reqList
 	case strings.Contains(path, "/pods/"):

@@ -434,8 +434,10 @@ func errorClass(err error) ErrorClass {
 }
 
 // VeryShortWatchError reports a watch that ended normally in under a second
-// without delivering a single event: usually a source or proxy that closes
-// streams at once. The reflector backs off and relists.
+// without delivering a single event: usually a server shutting down, or a
+// source or proxy that closes streams at once. The reflector backs off and
+// watches again from the last version; after three in a row it relists
+// (client-go relists after the first).
 type VeryShortWatchError struct {
 	// Name is the reflector's name.
 	Name string

@@ -132,16 +132,49 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 			o.ErrorHandler = func(_ context.Context, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
 		})
 		stop := runReflector(t, r)
-		w := <-src.streams
-		w.Close() // at once, with no events
+		// A server shutting down closes the watch at once, with no events:
+		// the reflector backs off and watches again from the last version.
+		// Only a run of maxShortWatches relists.
+		for i := range maxShortWatches {
+			w := <-src.streams
+			w.Close() // at once, with no events
+			if i < maxShortWatches-1 {
+				synctest.Wait()
+				assert.Len(t, src.listCalls(), 1, "very short watch %d: a re-watch, no relist", i+1)
+			}
+		}
 		<-src.streams
 		synctest.Wait()
 		stop()
-		require.Len(t, errs, 1)
+		require.Len(t, errs, maxShortWatches)
 		var short *VeryShortWatchError
 		require.ErrorAs(t, errs[0], &short)
 		assert.Equal(t, "test", short.Name)
-		assert.Len(t, src.listCalls(), 2, "a very short watch leads to a relist")
+		assert.Len(t, src.listCalls(), 2, "a run of very short watches leads to a relist")
+	})
+}
+
+// TestReflectorVeryShortWatchThenEvents: a very short watch followed by a
+// watch that delivers starts the count again.
+func TestReflectorVeryShortWatchThenEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src, store := newScriptSource(), &recordStore{}
+		r := newTestReflector(t, src, store, func(o *ReflectorOptions[string]) { o.DisableStreamingList = true })
+		stop := runReflector(t, r)
+		for round := range 3 {
+			for range maxShortWatches - 1 {
+				w := <-src.streams
+				w.Close()
+			}
+			w := <-src.streams
+			w.Send(Event[string]{Type: EventAdded, Object: fmt.Sprint(round), Version: fmt.Sprint(20 + round)})
+			time.Sleep(2 * time.Second)
+			w.Close()
+		}
+		<-src.streams
+		synctest.Wait()
+		stop()
+		assert.Len(t, src.listCalls(), 1, "never a run of maxShortWatches: no relist")
 	})
 }
 

@@ -10,6 +10,11 @@ import (
 // errWatchEnded is returned by handleWatch when the stream closed normally.
 var errWatchEnded = errors.New("watch ended")
 
+// maxShortWatches is the number of very short watches in a row (see
+// VeryShortWatchError) after which the reflector relists; before, it backs
+// off and watches again from the last version.
+const maxShortWatches = 3
+
 // watch consumes w (or opens a watch from the last version when w is nil)
 // and re-watches from the last version each time a stream ends normally. It
 // returns nil when ctx is done, or the error that calls for a relist.
@@ -28,6 +33,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 	}
 	catchUp := r.newCatchUpTimer()
 	defer catchUp.stop()
+	shortRun := 0 // very short watches in a row
 	for {
 		if ctx.Err() != nil {
 			if w != nil {
@@ -82,16 +88,34 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 		w.Stop()
 		w = nil
 		var short *VeryShortWatchError
-		if listStream && errors.As(err, &short) {
+		isShort := errors.As(err, &short)
+		if listStream && isShort {
 			// A source may end a streaming list's stream right after its
 			// initial events (the Kubernetes source does, to go on with an
 			// uncompressed watch): a normal end.
-			err = errWatchEnded
+			err, isShort = errWatchEnded, false
 		}
 		listStream = false
+		if isShort {
+			shortRun++
+		} else {
+			shortRun = 0
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case isShort && shortRun < maxShortWatches:
+			// A stream closed at once with nothing in it: a server
+			// shutting down, a proxy. Nothing says the version is gone
+			// (the source would say ErrExpired): back off and watch again
+			// from the last version, as after an outage. Only a run of
+			// them relists, in case watching from that version is what
+			// fails.
+			r.sourceFailed(ctx, err)
+			if !r.pause(ctx, backoff, err) {
+				return nil
+			}
+			continue
 		case errors.Is(err, errWatchEnded):
 			continue // a normal end: re-watch from the last version
 		case errors.Is(err, ErrTransient):

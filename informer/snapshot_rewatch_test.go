@@ -44,9 +44,9 @@ func warmStarted(t *testing.T, src *histSource, opts informer.Options[string, *s
 // cold start: no list. Each subtest ends several watches, each well past
 // the catch-up's stall bound.
 func TestWarmRestartKeepsWatchingAfterCatchUp(t *testing.T) {
-	// A watch that ends within a second with no event is very short: a
-	// cold-started informer relists after it too. So each cut comes after
-	// the watch has lasted 2 s.
+	// A watch that ends within a second with no event is very short (a run
+	// of them relists, cold or warm). So each cut comes after the watch has
+	// lasted 2 s.
 	for _, tt := range []struct {
 		name     string
 		minWatch time.Duration

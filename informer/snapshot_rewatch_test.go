@@ -15,18 +15,26 @@ import (
 	"github.com/ginformer/ginformer/informer"
 )
 
+// snapshotOf runs a first informer over src until it has synced and stops
+// it, and returns the snapshot it wrote when it stopped; first is that run.
+func snapshotOf(t *testing.T, src *histSource) (path string, first *runSnap) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "snap")
+	first = startSnap(t, src, snapOpts(path))
+	first.waitSynced(t)
+	first.stop()
+	return path, first
+}
+
 // warmStarted returns an informer over src restarted from a snapshot
 // written by a first, stopped run, synced without a list; the source has
 // changed while it was down. Called inside a synctest bubble.
 func warmStarted(t *testing.T, src *histSource, opts informer.Options[string, *snapItem]) *runSnap {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "snap")
 	for i := range 5 {
 		src.put(fmt.Sprintf("k%d", i), i)
 	}
-	first := startSnap(t, src, snapOpts(path))
-	first.waitSynced(t)
-	first.stop()
+	path, _ := snapshotOf(t, src)
 	src.put("k1", 10)
 	src.del("k2")
 
@@ -96,12 +104,9 @@ func TestWarmRestartKeepsWatchingAfterCatchUp(t *testing.T) {
 // do not push the bound back.
 func TestWarmRestartCatchUpBoundHoldsAcrossRewatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "snap")
 		src := newHistSource()
 		src.put("a", 1)
-		first := startSnap(t, src, snapOpts(path))
-		first.waitSynced(t)
-		first.stop()
+		path, _ := snapshotOf(t, src)
 
 		src.mode = caughtUpIgnored
 		opts := snapOpts(path)
@@ -136,13 +141,10 @@ func TestWarmRestartCatchUpBoundHoldsAcrossRewatches(t *testing.T) {
 // Stopping before that is quiet.
 func TestWarmStartWhileSourceDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "snap")
 		src := newHistSource()
 		src.put("a", 1)
 		src.put("b", 2)
-		first := startSnap(t, src, snapOpts(path))
-		first.waitSynced(t)
-		first.stop()
+		path, first := snapshotOf(t, src)
 		assert.Equal(t, informer.StartCold, first.inf.Health().Start)
 
 		src.outage(true)
@@ -183,13 +185,10 @@ func TestWarmStartWhileSourceDown(t *testing.T) {
 // is dropped before any handler hears of it, and the informer lists.
 func TestWarmStartSourceOfAnotherIdentityAfterOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "snap")
 		src := newHistSource()
 		src.put("a", 1)
 		src.put("b", 2)
-		first := startSnap(t, src, snapOpts(path))
-		first.waitSynced(t)
-		first.stop()
+		path, _ := snapshotOf(t, src)
 
 		other := newHistSource() // another cluster at the same address
 		other.identity = "hist of another cluster"

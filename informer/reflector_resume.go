@@ -13,9 +13,10 @@ import (
 // reflector the snapshot's version, a caughtUp function and a ready channel
 // closed once the restore is applied. The reflector then starts with a watch
 // from that version instead of a list, asking the source to mark the moment
-// it has caught up ([WatchOptions.NotifyCaughtUp]); it opens the watch at
-// once but reads it (and writes to the store) only after ready, so the
-// source's catch-up and the restore overlap. If the restore failed, it
+// it has caught up ([WatchOptions.NotifyCaughtUp]); it opens the watch as
+// soon as the source has confirmed the snapshot's identity (confirmed) but
+// reads it (and writes to the store) only after ready, so the source's
+// catch-up and the restore overlap. If the restore failed, it
 // lists instead. On that bookmark it records the bookmark's version and calls caughtUp:
 // every change up to the source's current version is queued. It re-watches
 // after a normal end or a transient failure as usual, still asking for the
@@ -41,6 +42,12 @@ type resumeOptions struct {
 	// store, before ready; if the restore failed it lists instead.
 	ready    <-chan struct{}
 	restored func() bool
+	// confirmed, if not nil, is closed once the source has confirmed that
+	// it serves the snapshot's collection: the reflector opens no watch
+	// from version before (a version of another collection means nothing
+	// there). If the confirmation fails, ready is closed instead, with
+	// restored false.
+	confirmed <-chan struct{}
 	// abandoned, if not nil, is told why the reflector gave up resuming
 	// and relists, once.
 	abandoned func(error)
@@ -67,6 +74,29 @@ func (r *Reflector[T]) awaitRestore(ctx context.Context) (ok bool, err error) {
 		return true, errRestoreFailed
 	}
 	return true, nil
+}
+
+// awaitConfirmed waits until the source has confirmed the snapshot's
+// identity (see resumeOptions.confirmed). It reports false if ctx ended
+// first; err is errRestoreFailed if the restore failed instead.
+func (r *Reflector[T]) awaitConfirmed(ctx context.Context) (ok bool, err error) {
+	confirmed := r.opts.resume.confirmed
+	if confirmed == nil {
+		return true, nil
+	}
+	select {
+	case <-confirmed:
+		return true, nil
+	case <-r.opts.resume.ready:
+		select {
+		case <-confirmed:
+			return true, nil
+		default:
+			return true, errRestoreFailed
+		}
+	case <-ctx.Done():
+		return false, nil
+	}
 }
 
 // errResumeAbandoned marks the failure of a resume watch other than an

@@ -48,6 +48,15 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watcher[T], backoff *backoff
 			restarts++
 			var err error
 			resuming := r.isResuming()
+			if resuming {
+				ok, err := r.awaitConfirmed(ctx)
+				if !ok {
+					return nil
+				}
+				if err != nil {
+					return r.abandonResume(err)
+				}
+			}
 			w, err = r.opts.Source.Watch(ctx, WatchOptions{Version: r.LastSyncVersion(), Timeout: r.watchTimeout(), NotifyCaughtUp: resuming})
 			if err != nil {
 				if ctx.Err() != nil {

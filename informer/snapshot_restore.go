@@ -15,13 +15,15 @@ import (
 // Run calls restore before it builds its reflector: the snapshot is loaded
 // and its header checked (layout, checksum, and every part of its identity
 // the informer knows itself: object type, codec, user identity) before the
-// first request to the source. Then, while the reflector opens its watch
-// from the snapshot's version (reading nothing from it yet), a goroutine
-// checks the rest (checksums; see snapshot_format.go), decodes the objects
-// and their keys on every core, and applies them to the empty cache as one
-// batch, the way a first list is applied; beside it another asks the source
-// to confirm its identity (confirmIdentity). The reflector reads the watch
-// once both are done. Any failure leaves the cache empty and is reported
+// first request to the source. Then a goroutine checks the rest
+// (checksums; see snapshot_format.go), decodes the objects and their keys on
+// every core, and applies them to the empty cache as one batch, the way a
+// first list is applied; beside it another asks the source to confirm its
+// identity (confirmIdentity). Once the source has confirmed it, the
+// reflector opens its watch from the snapshot's version (a version of
+// another collection means nothing: no watch from it is ever opened there),
+// reading nothing from it yet; it reads the watch once the restore is
+// applied too. Any failure leaves the cache empty and is reported
 // (ErrorClassSnapshot, wrapping ErrSnapshot): a bad header starts the
 // informer cold; a failure while decoding, or a source of another identity,
 // makes the reflector list instead of resuming.
@@ -107,10 +109,11 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 		}
 		return resumeOptions{}, nil
 	}
-	ready := make(chan struct{})
+	ready, confirmed := make(chan struct{}), make(chan struct{})
 	var ok atomic.Bool
 	resume := resumeOptions{
 		version:   version,
+		confirmed: confirmed,
 		caughtUp:  func() { s.closeUp.Do(func() { close(s.caughtUp) }) },
 		ready:     ready,
 		restored:  ok.Load,
@@ -118,7 +121,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	}
 	apply := func() {
 		defer close(ready)
-		if err := inf.restoreConfirmed(ctx, data, src); err != nil {
+		if err := inf.restoreConfirmed(ctx, data, src, confirmed); err != nil {
 			if ctx.Err() == nil {
 				err = fmt.Errorf("informer %q: starting cold (listing instead of resuming): %w", inf.name, err)
 				inf.report(ErrorClassSnapshot, err)
@@ -169,22 +172,24 @@ func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte,
 }
 
 // restoreConfirmed decodes and applies the snapshot in data while the
-// source confirms its identity src (confirmIdentity); it returns once both
-// are done. When the source answers first with another identity, nothing
+// source confirms its identity src (confirmIdentity, which closes ok when
+// it does); it returns once both are done. When the source answers first with another identity, nothing
 // is applied; when it answers after the restore (it was down), the
 // restored cache is emptied again. On error the cache is empty.
 //
 // Possible errors: [ErrSnapshot] (wrapped); ctx.Err().
-func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []byte, src string) error {
+func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []byte, src string, ok chan<- struct{}) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel() // before Wait: a decoding failure stops the confirmation
-	confirmed := make(chan struct{})
+	defer cancel()                   // before Wait: a decoding failure stops the confirmation
+	confirmed := make(chan struct{}) // the identity is known, either way
 	var idErr error
 	wg.Go(func() {
 		defer close(confirmed)
-		idErr = inf.confirmIdentity(ctx, src)
+		if idErr = inf.confirmIdentity(ctx, src); idErr == nil {
+			close(ok) // the reflector may open its watch
+		}
 	})
 	dec, err := inf.decodeSnapshotData(data)
 	if err != nil {

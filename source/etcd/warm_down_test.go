@@ -2,7 +2,6 @@ package etcd_test
 
 import (
 	"context"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -34,21 +33,15 @@ func TestWarmStartWhileEtcdDown(t *testing.T) {
 			func(_ *etcdtest.Cluster, m *etcdtest.Member) { require.NoError(t, m.Signal(syscall.SIGCONT)) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := etcdtest.StartCluster(t, 1)
-			m := c.Members()[0]
-			cli, err := etcdtest.NewClient(m.ClientURL)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = cli.Close() })
-			w := writer{c: cli, prefix: "/down/"}
+			c, m, w, path := oneMemberSeeded(t, "/down/", 100)
+			cli := w.c
 			ctx := t.Context()
-			w.seed(t, 100, "k%03d", 1)
-			path := filepath.Join(t.TempDir(), "snapshot")
 
 			first := startWarm(t, m.ClientURL, w.prefix, path, nil)
 			first.waitSynced(t)
 			first.stop()
 			restored := first.cache()
-			_, err = w.update(ctx, "k000")
+			_, err := w.update(ctx, "k000")
 			require.NoError(t, err)
 
 			tt.down(c, m)

@@ -13,6 +13,21 @@ import (
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
+// oneMemberSeeded starts a one-member etcd process cluster, writes n keys
+// under prefix, and returns the cluster, its member, a writer of prefix
+// and a path for a snapshot.
+func oneMemberSeeded(t *testing.T, prefix string, n int) (*etcdtest.Cluster, *etcdtest.Member, writer, string) {
+	t.Helper()
+	c := etcdtest.StartCluster(t, 1)
+	m := c.Members()[0]
+	cli, err := etcdtest.NewClient(m.ClientURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cli.Close() })
+	w := writer{c: cli, prefix: prefix}
+	w.seed(t, n, "k%03d", 1)
+	return c, m, w, filepath.Join(t.TempDir(), "snapshot")
+}
+
 // TestWarmRestartRewatchesWithoutRelist: a program restarted from its
 // snapshot over a real etcd (a member process) keeps its cache without a
 // single list past the restore: its watches end every 1–2 s
@@ -22,15 +37,9 @@ import (
 // reaches etcd. Before 166634b the first watch end after the catch-up
 // relisted the whole prefix, and so did the outage.
 func TestWarmRestartRewatchesWithoutRelist(t *testing.T) {
-	c := etcdtest.StartCluster(t, 1)
-	m := c.Members()[0]
-	cli, err := etcdtest.NewClient(m.ClientURL)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cli.Close() })
-	w := writer{c: cli, prefix: "/rewatch/"}
+	c, m, w, path := oneMemberSeeded(t, "/rewatch/", 200)
+	cli := w.c
 	ctx := t.Context()
-	w.seed(t, 200, "k%03d", 1)
-	path := filepath.Join(t.TempDir(), "snapshot")
 	// A short catch-up bound too (StreamingListTimeout): before 166634b its
 	// timer, left running after the marker, failed the next watch.
 	lw := informer.ListWatchOptions{MinWatchTimeout: time.Second, StreamingListTimeout: 2 * time.Second}
@@ -38,7 +47,7 @@ func TestWarmRestartRewatchesWithoutRelist(t *testing.T) {
 	first := startWarmWith(t, m.ClientURL, w.prefix, path, nil, lw)
 	first.waitSynced(t)
 	first.stop()
-	_, err = w.update(ctx, "k000")
+	_, err := w.update(ctx, "k000")
 	require.NoError(t, err)
 	_, err = w.del(ctx, "k001")
 	require.NoError(t, err)

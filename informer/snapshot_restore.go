@@ -93,7 +93,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	s.mu.Lock()
 	s.loadStart = time.Now()
 	s.mu.Unlock()
-	data, version, src, err := inf.openSnapshot(ctx)
+	data, h, src, err := inf.openSnapshot(ctx)
 	if err != nil || data == nil {
 		inf.mu.Lock()
 		inf.restoring = false // the cache is empty: nothing was withheld
@@ -112,7 +112,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	ready, confirmed := make(chan struct{}), make(chan struct{})
 	var ok atomic.Bool
 	resume := resumeOptions{
-		version:   version,
+		version:   h.version,
 		confirmed: confirmed,
 		caughtUp:  func() { s.closeUp.Do(func() { close(s.caughtUp) }) },
 		ready:     ready,
@@ -121,7 +121,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	}
 	apply := func() {
 		defer close(ready)
-		if err := inf.restoreConfirmed(ctx, data, src, confirmed); err != nil {
+		if err := inf.restoreConfirmed(ctx, data, h.identity, src, confirmed); err != nil {
 			if ctx.Err() == nil {
 				err = fmt.Errorf("informer %q: starting cold (listing instead of resuming): %w", inf.name, err)
 				inf.report(ErrorClassSnapshot, err)
@@ -137,48 +137,46 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 
 // openSnapshot loads the snapshot and checks its header against what the
 // informer knows of its identity without asking the source; it returns the
-// file's bytes, the snapshot's version and the source's identity the
-// snapshot records (for confirmIdentity); nil bytes (and no error) when
-// there is none.
+// file's bytes, its header and the source's identity the snapshot records
+// (for confirmIdentity); nil bytes (and no error) when there is none.
 //
 // Possible errors: [ErrSnapshot] (wrapped).
-func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte, version, src string, err error) {
+func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte, h snapshotHeader, src string, err error) {
 	s := inf.snap
 	data, err = s.cfg.store.Load(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		inf.log.V(1).Info("no snapshot to restore, starting cold")
-		return nil, "", "", nil
+		return nil, h, "", nil
 	}
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
+		return nil, h, "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
 	}
-	h, _, err := readSnapshotHeader(data)
-	if err != nil {
-		return nil, "", "", err
+	if h, _, err = readSnapshotHeader(data); err != nil {
+		return nil, h, "", err
 	}
-	src, err = s.cfg.sourceOf(h.identity)
-	if err != nil {
-		return nil, "", "", err
+	if src, err = s.cfg.sourceOf(h.identity); err != nil {
+		return nil, h, "", err
 	}
 	if h.version == "" {
-		return nil, "", "", errSnapshotCorrupt("no version")
+		return nil, h, "", errSnapshotCorrupt("no version")
 	}
 	if s.cfg.source == nil {
 		s.mu.Lock()
 		s.identity = h.identity
 		s.mu.Unlock()
 	}
-	return data, h.version, src, nil
+	return data, h, src, nil
 }
 
-// restoreConfirmed decodes and applies the snapshot in data while the
-// source confirms its identity src (confirmIdentity, which closes ok when
-// it does); it returns once both are done. When the source answers first with another identity, nothing
-// is applied; when it answers after the restore (it was down), the
-// restored cache is emptied again. On error the cache is empty.
+// restoreConfirmed decodes and applies the snapshot in data, whose header
+// carries identity, while the source confirms its part of it, src
+// (confirmIdentity, which closes ok when it does); it returns once both are
+// done. When the source answers first with another identity, nothing is
+// applied; when it answers after the restore (it was down), the restored
+// cache is emptied again. On error the cache is empty.
 //
 // Possible errors: [ErrSnapshot] (wrapped); ctx.Err().
-func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []byte, src string, ok chan<- struct{}) error {
+func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []byte, identity, src string, ok chan<- struct{}) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -191,7 +189,7 @@ func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []by
 			close(ok) // the reflector may open its watch
 		}
 	})
-	dec, err := inf.decodeSnapshotData(data)
+	dec, err := inf.decodeSnapshotData(data, identity)
 	if err != nil {
 		return err
 	}
@@ -216,17 +214,14 @@ func (inf *SharedInformer[K, T]) restoreConfirmed(ctx context.Context, data []by
 	return nil
 }
 
-// decodeSnapshotData checks and decodes the whole snapshot in data.
+// decodeSnapshotData checks and decodes the whole snapshot in data, whose
+// header openSnapshot has checked: it carries identity.
 //
 // Possible errors: [ErrSnapshot] (wrapped).
-func (inf *SharedInformer[K, T]) decodeSnapshotData(data []byte) (*decodedSnapshot[K, T], error) {
-	h, _, err := readSnapshotHeader(data)
-	if err != nil {
-		return nil, err
-	}
+func (inf *SharedInformer[K, T]) decodeSnapshotData(data []byte, identity string) (*decodedSnapshot[K, T], error) {
 	s := inf.snap
 	start := time.Now()
-	dec, err := decodeSnapshot(data, h.identity, s.cfg.codec, s.keyFunc, snapshotWorkers())
+	dec, err := decodeSnapshot(data, identity, s.cfg.codec, s.keyFunc, snapshotWorkers())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/ctxtime"
 )
 
 // StartOutcome is how an informer's start used its snapshot
@@ -134,12 +136,7 @@ func (inf *SharedInformer[K, T]) confirmIdentity(ctx context.Context, want strin
 			inf.report(ErrorClassTransient, fmt.Errorf("informer %q: snapshot identity: %w", inf.name, err))
 		}
 		warn("the source is unreachable", err)
-		d := backoff.delay()
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !ctxtime.Sleep(ctx, backoff.delay()) {
 			return ctx.Err()
 		}
 	}

@@ -9,13 +9,14 @@ import (
 // RetryBudget is an overall limit on the rate of a queue's retries
 // ([Queue.AddRateLimited]), all keys together, on top of each key's
 // [Backoff]: a token bucket that holds up to Burst tokens, refills at
-// PerSecond tokens a second, and is full when the queue is created. It is
-// off unless PerSecond is set; turn it on in one line:
+// PerSecond tokens a second, and is full when the queue is created. It is on
+// by default with client-go's figures (its default controller rate
+// limiter's bucket: 10 retries a second after a burst of 100), so that a
+// downstream failing for every key is not hammered by their retries exactly
+// when it is weakest. Tune it, or turn it off:
 //
-//	workqueue.Options{RetryBudget: workqueue.RetryBudget{PerSecond: 10, Burst: 100}}
-//
-// (client-go's default controller rate limiter's bucket: 10 retries a
-// second after a burst of 100).
+//	workqueue.Options{RetryBudget: workqueue.RetryBudget{PerSecond: 50, Burst: 500}}
+//	workqueue.Options{RetryBudget: workqueue.RetryBudget{Disable: true}}
 //
 // Each retry takes one token when it is scheduled. When none is left, it
 // takes the next one to come and waits for it: a retry past the budget is
@@ -29,25 +30,47 @@ import (
 //
 // The cost is that keys wait for each other: when 1,000 keys fail together
 // with 10 a second after a burst of 100, the last one is retried after 90 s
-// whatever its own backoff, and while a downstream fails every key's retry
-// joins the end of the line. [Metrics.RetryBudgetDelay] observes each delay
-// the budget adds.
+// whatever its own backoff (with the budget off, all are retried within
+// 5 ms), and while a downstream fails every key's retry joins the end of
+// the line. A controller whose keys fail independently (a bad object among
+// good ones) and that wants no key to wait for another's failures sets
+// Disable. [Metrics.RetryBudgetDelay] observes each delay the budget adds.
+//
+// The zero RetryBudget is client-go's: {PerSecond: 10, Burst: 100}.
 type RetryBudget struct {
 	// PerSecond is the number of retries a second the bucket refills,
-	// fractions allowed (0.5: one every two seconds). Zero: no budget,
-	// each key retries after its backoff alone. Negative, NaN or infinite:
-	// invalid.
+	// fractions allowed (0.5: one every two seconds). Zero: 10,
+	// client-go's. Negative, NaN or infinite: invalid.
 	PerSecond float64
 	// Burst is the number of tokens the bucket holds: how many retries may
-	// fall due at once after a quiet time. Zero: PerSecond rounded up (a
-	// second's worth), at least 1. Negative, or set without PerSecond:
-	// invalid.
+	// fall due at once after a quiet time. Zero: ten seconds' worth,
+	// 10·PerSecond rounded up and at least 1 (client-go's 100 at the
+	// default rate). Negative: invalid.
 	Burst int
+	// Disable turns the budget off: each key retries after its backoff
+	// alone, and a retry costs no token bookkeeping. Zero: the budget is
+	// on. Set together with PerSecond or Burst: invalid (one of them would
+	// be ignored).
+	Disable bool
 }
 
-// withDefaults validates b and fills in the default Burst. name is the
-// queue's, for errors.
+// The default retry budget: client-go's DefaultTypedControllerRateLimiter
+// bucket, rate.NewLimiter(rate.Limit(10), 100). The default Burst is this
+// many seconds' worth of PerSecond, which gives client-go's 100 at its 10/s.
+const (
+	defaultBudgetPerSecond    = 10
+	defaultBudgetBurstSeconds = 10
+)
+
+// withDefaults validates b and fills in the defaults. name is the queue's,
+// for errors.
 func (b RetryBudget) withDefaults(name string) (RetryBudget, error) {
+	if b.Disable {
+		if b.PerSecond != 0 || b.Burst != 0 {
+			return b, fmt.Errorf("workqueue %q: RetryBudget.Disable set with RetryBudget.PerSecond %v or RetryBudget.Burst %d: %w", name, b.PerSecond, b.Burst, ErrInvalidOptions)
+		}
+		return b, nil
+	}
 	if b.PerSecond < 0 || math.IsNaN(b.PerSecond) || math.IsInf(b.PerSecond, 0) {
 		return b, fmt.Errorf("workqueue %q: RetryBudget.PerSecond %v is not a finite rate >= 0: %w", name, b.PerSecond, ErrInvalidOptions)
 	}
@@ -55,13 +78,10 @@ func (b RetryBudget) withDefaults(name string) (RetryBudget, error) {
 		return b, fmt.Errorf("workqueue %q: negative RetryBudget.Burst %d: %w", name, b.Burst, ErrInvalidOptions)
 	}
 	if b.PerSecond == 0 {
-		if b.Burst != 0 {
-			return b, fmt.Errorf("workqueue %q: RetryBudget.Burst %d set without RetryBudget.PerSecond: %w", name, b.Burst, ErrInvalidOptions)
-		}
-		return b, nil
+		b.PerSecond = defaultBudgetPerSecond
 	}
 	if b.Burst == 0 {
-		b.Burst = int(min(math.Ceil(b.PerSecond), math.MaxInt32))
+		b.Burst = int(min(max(math.Ceil(defaultBudgetBurstSeconds*b.PerSecond), 1), math.MaxInt32))
 	}
 	return b, nil
 }
@@ -80,9 +100,9 @@ type tokenBucket struct {
 }
 
 // newTokenBucket returns the bucket of b, which has its defaults, full at
-// time 0.
+// time 0; the zero bucket (off) if b is disabled.
 func newTokenBucket(b RetryBudget) tokenBucket {
-	if b.PerSecond == 0 {
+	if b.Disable {
 		return tokenBucket{}
 	}
 	// Rounded up, so that the rate is never above PerSecond; saturated for

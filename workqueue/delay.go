@@ -19,8 +19,9 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 
 // AddRateLimited queues key after its backoff: the n-th call for a key
 // since its last [Queue.Forget] (n counted from 0) waits Base·2ⁿ, capped at
-// Max, less the jitter (see [Backoff]). With a [RetryBudget], it waits the
-// longer of that and its turn in the budget (delayed, never dropped). Call
+// Max, less the jitter (see [Backoff]). Unless the queue's [RetryBudget] is
+// disabled, it waits the longer of that and its turn in the budget
+// (delayed, never dropped). Call
 // it when processing the key failed; call Forget when it succeeded. After
 // ShutDown or Drain, AddRateLimited does nothing.
 func (q *Queue[K]) AddRateLimited(key K) {

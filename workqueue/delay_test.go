@@ -53,7 +53,8 @@ func TestBackoffTiming(t *testing.T) {
 
 func TestBackoffJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQ[int](t, Options{Backoff: Backoff{Base: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}})
+		// The budget off: this is the backoff's spread alone.
+		q := newQ[int](t, Options{Backoff: Backoff{Base: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}, RetryBudget: RetryBudget{Disable: true}})
 		const keys = 200
 		for k := range keys {
 			q.AddRateLimited(k)

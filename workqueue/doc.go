@@ -17,8 +17,9 @@
 //   - Shutdown says what happens to the work left: [Queue.ShutDown] drops
 //     it, [Queue.Drain] hands it out until none is left and waits for the
 //     workers, bounded by a context.
-//   - Backoff has jitter, and the queue-wide token bucket is opt-in
-//     ([Options.RetryBudget]; see [Backoff] for why it is off by default).
+//   - Backoff has jitter; the queue-wide token bucket is client-go's
+//     (10 retries a second after a burst of 100) and can be tuned or
+//     turned off in one field ([Options.RetryBudget], [RetryBudget]).
 //   - Metrics are one small interface ([Metrics]) with client-go's
 //     measurements, called outside the queue's lock; nothing is registered
 //     globally.

@@ -124,10 +124,12 @@ func (budgetMetrics) RetryBudgetDelay(queue string, d time.Duration) {
 	fmt.Printf("%s: a retry waits for the budget, 90 to 100 ms beyond its backoff: %v\n", queue, d > 90*time.Millisecond && d < 100*time.Millisecond)
 }
 
-// An overall retry budget, on top of each key's backoff: here 10 retries a
-// second after a burst of 2 (client-go's default bucket is 10 a second
-// after 100). Three keys fail at once: two retry after their backoff
-// (5 ms), the third waits for the next token, 100 ms later.
+// The overall retry budget, on top of each key's backoff, is on by default
+// with client-go's figures (10 retries a second after a burst of 100); here
+// it is tuned to 10 a second after a burst of 2, to show it at work. Three
+// keys fail at once: two retry after their backoff (5 ms), the third waits
+// for the next token, 100 ms later. RetryBudget{Disable: true} turns the
+// budget off.
 func ExampleRetryBudget() {
 	q, err := workqueue.New[string](workqueue.Options{
 		Name:        "pods",

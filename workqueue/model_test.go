@@ -177,7 +177,9 @@ func runModel(t *testing.T, seed uint64, steps, nkeys int) {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	b := Backoff{Base: time.Millisecond, Max: 20 * time.Millisecond, Jitter: -1}
 	rec := &recorder{}
-	q, err := New[informer.NamespacedKey](Options{Name: "model", Backoff: b, Metrics: rec})
+	// The model has no retry budget: off, so that a retry's time is its
+	// backoff alone.
+	q, err := New[informer.NamespacedKey](Options{Name: "model", Backoff: b, Metrics: rec, RetryBudget: RetryBudget{Disable: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,9 @@ type Options struct {
 	Backoff Backoff
 	// RetryBudget limits the rate of [Queue.AddRateLimited]'s retries, all
 	// keys together: a retry waits the longer of its key's backoff and its
-	// turn in the budget. Zero: off, each key retries after its backoff
-	// alone. RetryBudget{PerSecond: 10, Burst: 100} is client-go's default
-	// bucket.
+	// turn in the budget. Zero: client-go's default bucket, 10 retries a
+	// second after a burst of 100. RetryBudget{Disable: true} turns it off:
+	// each key retries after its backoff alone.
 	RetryBudget RetryBudget
 }
 
@@ -36,15 +36,11 @@ type Options struct {
 // The defaults are client-go's DefaultTypedControllerRateLimiter per-item
 // limits (controller-runtime's too): a key that keeps failing is retried
 // within milliseconds at first, then about every 17 minutes after 18
-// failures, so a permanently broken object costs almost nothing. Unlike
-// client-go's default there is no queue-wide token bucket (10 retries/s,
-// burst 100) unless [Options.RetryBudget] asks for one: it makes every
-// failing key wait for the others, so a burst of a thousand failures
-// delays the last retry by 90 s whatever its own backoff. Jitter spreads
-// keys that failed together instead. A controller whose failures are
-// those of a shared downstream (one service failing every key) turns the
-// budget on, so that its retries do not hammer that downstream: see
-// [RetryBudget].
+// failures, so a permanently broken object costs almost nothing. As in
+// client-go's default, the queue's [RetryBudget] (10 retries a second, burst
+// 100) also applies unless it is disabled: a retry waits the longer of the
+// two. Jitter, which client-go has not, spreads keys that failed together
+// instead of retrying them in lockstep.
 type Backoff struct {
 	// Base is the delay of a key's first retry. Zero: 5 ms.
 	Base time.Duration

@@ -21,9 +21,9 @@ import (
 //   - Order. Keys are handed out in the order they were queued (a key
 //     re-added while in progress is queued at its Done).
 //   - Retries. [Queue.AddRateLimited] queues a key after a per-key
-//     exponential backoff with jitter (see [Backoff]), and, if
-//     [Options.RetryBudget] is set, no sooner than the queue's overall
-//     retry rate allows; [Queue.Forget] resets the key's backoff.
+//     exponential backoff with jitter (see [Backoff]), and, unless
+//     [Options.RetryBudget] turns it off, no sooner than the queue's
+//     overall retry rate allows; [Queue.Forget] resets the key's backoff.
 //     [Queue.AddAfter] queues a key after a delay; a key waiting for
 //     several delays is queued once, at the earliest.
 //   - Shutdown. [Queue.ShutDown] drops what is queued and waiting;

@@ -205,7 +205,9 @@ func TestGetContextRace(t *testing.T) {
 func TestQueueConcurrent(t *testing.T) {
 	const keys, producers, workers, adds = 64, 3, 8, 20_000
 	rec := &recorder{}
-	q := newQ[int](t, Options{Metrics: rec, Backoff: Backoff{Base: time.Microsecond, Max: 50 * time.Microsecond}})
+	// The retry budget off: its 10/s would hold the thousand-odd retries
+	// back for minutes, past the wait for them to run out.
+	q := newQ[int](t, Options{Metrics: rec, Backoff: Backoff{Base: time.Microsecond, Max: 50 * time.Microsecond}, RetryBudget: RetryBudget{Disable: true}})
 	var version, seen [keys]atomic.Int64
 	var holder [keys]atomic.Int32
 	var processed atomic.Int64

@@ -12,6 +12,7 @@ import (
 	"github.com/ginformer/ginformer/informer"
 	informerprom "github.com/ginformer/ginformer/metrics/prometheus"
 	"github.com/ginformer/ginformer/source/memory"
+	"github.com/ginformer/ginformer/workqueue"
 )
 
 type Service struct{ Name, Region string }
@@ -56,4 +57,47 @@ func Example() {
 	// Output:
 	// ginformer_lists_total{informer="services"} 1
 	// ginformer_watch_events_total{informer="services",type="modified"} 1
+}
+
+// A work queue's measurements under client-go's workqueue metric names, so
+// that its dashboards work unchanged: build the WorkqueueMetrics, register
+// it, pass it to every queue (or controller), each with its own Name.
+func ExampleNewWorkqueue() {
+	metrics, err := informerprom.NewWorkqueue(informerprom.WorkqueueOptions{}) // 1. build
+	if err != nil {
+		panic(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics) // 2. register
+	q, err := workqueue.New[string](workqueue.Options{
+		Name:    "pods",  // the name label
+		Metrics: metrics, // 3. pass to every queue
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer q.ShutDown()
+
+	ctx := context.Background()
+	q.Add("default/web")
+	q.Add("default/db")
+	key, _ := q.Get(ctx)
+	q.AddRateLimited(key) // its reconcile failed: retried after its backoff
+	q.Done(key)
+
+	// A program serves this on /metrics: http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})).
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for line := range strings.Lines(rec.Body.String()) {
+		for _, name := range []string{"workqueue_adds_total", "workqueue_retries_total", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_count"} {
+			if strings.HasPrefix(line, name+"{") {
+				fmt.Print(line)
+			}
+		}
+	}
+	// Output:
+	// workqueue_adds_total{name="pods"} 2
+	// workqueue_queue_duration_seconds_count{name="pods"} 1
+	// workqueue_retries_total{name="pods"} 1
+	// workqueue_work_duration_seconds_count{name="pods"} 1
 }

@@ -54,22 +54,25 @@ var (
 // Possible errors: [informer.ErrInvalidOptions].
 func (o Options) withDefaults() (Options, error) {
 	var err error
-	if o.ProcessingBuckets, err = buckets("ProcessingBuckets", o.ProcessingBuckets, defaultProcessingBuckets); err != nil {
+	if o.ProcessingBuckets, err = buckets("Options.ProcessingBuckets", o.ProcessingBuckets, defaultProcessingBuckets, informer.ErrInvalidOptions); err != nil {
 		return o, err
 	}
-	if o.HandlerBuckets, err = buckets("HandlerBuckets", o.HandlerBuckets, defaultHandlerBuckets); err != nil {
+	if o.HandlerBuckets, err = buckets("Options.HandlerBuckets", o.HandlerBuckets, defaultHandlerBuckets, informer.ErrInvalidOptions); err != nil {
 		return o, err
 	}
 	return o, nil
 }
 
-func buckets(field string, bs, def []float64) ([]float64, error) {
+// buckets returns a copy of bs, or of def if bs is empty. If bs is not
+// strictly increasing, it returns an error naming field and wrapping
+// invalid, the options sentinel of the package the metrics serve.
+func buckets(field string, bs, def []float64, invalid error) ([]float64, error) {
 	if len(bs) == 0 {
 		return slices.Clone(def), nil
 	}
 	for i := 1; i < len(bs); i++ {
 		if !(bs[i] > bs[i-1]) { // also refuses NaN
-			return nil, fmt.Errorf("prometheus: Options.%s not strictly increasing (%v then %v): %w", field, bs[i-1], bs[i], informer.ErrInvalidOptions)
+			return nil, fmt.Errorf("prometheus: %s not strictly increasing (%v then %v): %w", field, bs[i-1], bs[i], invalid)
 		}
 	}
 	return slices.Clone(bs), nil

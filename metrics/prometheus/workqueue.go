@@ -109,8 +109,8 @@ func NewWorkqueue(opts WorkqueueOptions) (*WorkqueueMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The help texts are client-go's, but for the two metrics whose
-	// sampling differs and the one client-go has not.
+	// The help texts are client-go's, but for depth's, which says it is
+	// sampled, and that of the one metric client-go has not.
 	counter := func(name, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: workqueueSubsystem, Name: name, Help: help}, []string{labelName})
 	}

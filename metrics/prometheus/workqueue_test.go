@@ -3,8 +3,8 @@ package prometheus_test
 import (
 	"context"
 	"math"
-	"slices"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"

@@ -17,8 +17,9 @@ import (
 	"github.com/ginformer/ginformer/informer/debughttp"
 )
 
-// TestBrowser renders the page in headless Chromium (Debian's, installed
-// by scripts/chromium-binary.sh; `make test` sets CHROMIUM to it) at
+// TestBrowser renders the page in headless Chromium (`make test` sets
+// CHROMIUM to the one scripts/chromium-binary.sh finds; CI and `make
+// test-browser` have the script install Debian's package first) at
 // 1280 px and checks what a person would see: nothing wider than the
 // window, the unsynced informer and the stuck handler flagged in colour,
 // and the links (keys, pages, objects, metrics) leading somewhere. With
@@ -26,10 +27,10 @@ import (
 func TestBrowser(t *testing.T) {
 	bin := os.Getenv("CHROMIUM")
 	if bin == "" {
-		t.Skip("CHROMIUM is not set: the browser test needs headless Chromium; run CHROMIUM=$(scripts/chromium-binary.sh) go test (make test does)")
+		t.Skip("CHROMIUM is not set: the browser test needs headless Chromium; run `make test-browser` (it installs Debian's chromium with apt-get if none is found), or set CHROMIUM to a Chromium binary")
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("CHROMIUM=%s is not installed (%v): run scripts/chromium-binary.sh", bin, err)
+		t.Skipf("CHROMIUM=%s is not installed (%v): run `make test-browser` (it installs Debian's chromium with apt-get), or set CHROMIUM to a Chromium binary", bin, err)
 	}
 	shots := os.Getenv("DEBUGHTTP_SCREENSHOTS")
 	if shots == "" {

@@ -96,6 +96,19 @@ type HandlerView struct {
 type Problem struct {
 	Level string `json:"level"` // "error" or "warning"
 	Text  string `json:"text"`
+	// brief is Text without the informer's last error in it; "" when
+	// Text does not quote that error.
+	brief string
+}
+
+// Brief is the problem as the HTML page shows it: Text without the
+// informer's last error, which the page shows once per card, as "last
+// error".
+func (p Problem) Brief() string {
+	if p.brief != "" {
+		return p.brief
+	}
+	return p.Text
 }
 
 // The levels of a [Problem].
@@ -161,13 +174,20 @@ func view(inf informer.Inspector, now time.Time) InformerView {
 // problems judges an informer, errors first (see [Problem]).
 func problems(hl informer.Health, handlers []HandlerView, threshold time.Duration, now time.Time) []Problem {
 	var errs, warns []Problem
-	add := func(level, format string, args ...any) {
-		p := Problem{Level: level, Text: fmt.Sprintf(format, args...)}
-		if level == levelError {
+	push := func(p Problem) {
+		if p.Level == levelError {
 			errs = append(errs, p)
 		} else {
 			warns = append(warns, p)
 		}
+	}
+	add := func(level, format string, args ...any) {
+		push(Problem{Level: level, Text: fmt.Sprintf(format, args...)})
+	}
+	// withError adds a problem that quotes the last error: the page shows
+	// it without (brief), the error being on the card once already.
+	withError := func(level, brief string) {
+		push(Problem{Level: level, Text: brief + ": " + hl.LastError.Error(), brief: brief})
 	}
 	failing := sourceFailing(hl)
 	errorTold := false // the last error is in a problem already
@@ -183,7 +203,7 @@ func problems(hl informer.Health, handlers []HandlerView, threshold time.Duratio
 		add(levelWarning, "serving a snapshot restored %s: not synced until it catches up with the source",
 			ago(timeOrNil(hl.RestoredAt), now))
 	case failing:
-		add(levelError, "not synced: the source's latest answer, %s, was an error: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		withError(levelError, fmt.Sprintf("not synced: the source's latest answer, %s, was an error", ago(&hl.LastErrorAt, now)))
 		errorTold = true
 	case hl.LastListAt.IsZero():
 		add(levelError, "not synced: waiting for the source's first list")
@@ -208,9 +228,9 @@ func problems(hl informer.Health, handlers []HandlerView, threshold time.Duratio
 	case errorTold || hl.LastError == nil || now.Sub(hl.LastErrorAt) >= recentError:
 	case stuckNow && errors.Is(hl.LastError, informer.ErrHandlerStuck): // told above
 	case failing:
-		add(levelError, "the source's latest answer, %s, was an error: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		withError(levelError, fmt.Sprintf("the source's latest answer, %s, was an error", ago(&hl.LastErrorAt, now)))
 	default:
-		add(levelWarning, "error %s: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		withError(levelWarning, "error "+ago(&hl.LastErrorAt, now))
 	}
 	return append(append(make([]Problem, 0, len(errs)+len(warns)), errs...), warns...)
 }

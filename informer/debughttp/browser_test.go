@@ -51,7 +51,7 @@ func TestBrowser(t *testing.T) {
 		for _, c := range got.Cards {
 			cards[c.Name] = c
 		}
-		require.Len(t, cards, 4)
+		require.Len(t, cards, 5)
 		assert.Contains(t, cards[richPods].Class, "error", "the unsynced informer's card")
 		assert.Contains(t, cards[richEndpoints].Class, "error", "the card of the informer with a stuck handler")
 		assert.Contains(t, cards[richConfigs].Class, "warning", "the restored informer's card")
@@ -69,6 +69,10 @@ func TestBrowser(t *testing.T) {
 		assert.NotEqual(t, got.Synced, got.StuckBadge)
 		require.NotEmpty(t, got.Restored)
 		assert.NotEqual(t, got.Synced, got.Restored)
+		require.NotEmpty(t, got.Stale, "a .flag-stale badge: the source down, the cache synced")
+		assert.NotEqual(t, got.Synced, got.Stale)
+		assert.Regexp(t, `^synced · source down [0-9.hms]+, stale up to [0-9.hms]+$`, got.StaleText)
+		assert.Contains(t, cards[richSecrets].Class, "error", "the card of the informer whose source is down")
 		assert.GreaterOrEqual(t, got.Attention, 3, "problems listed at the top")
 
 		// The links resolve.
@@ -157,6 +161,7 @@ type overviewState struct {
 	Cards                               []cardState
 	Unsynced, Synced, StuckRow, IdleRow string
 	StuckBadge, Restored                string
+	Stale, StaleText                    string
 	Attention                           int
 	Links                               []link
 }
@@ -187,6 +192,7 @@ return Object.assign(layout, {
 	Unsynced: bg(".flag-unsynced"), Synced: bg(".badge.ok"),
 	StuckRow: bg("tr.stuck td"), IdleRow: bg("tr:not(.stuck) td"),
 	StuckBadge: bg(".flag-stuck"), Restored: bg(".flag-restored"),
+	Stale: bg(".flag-stale"), StaleText: (document.querySelector(".flag-stale") || {}).textContent || "",
 	Attention: document.querySelectorAll("#attention li").length,
 	Links: links("a[href]"),
 });

@@ -29,6 +29,13 @@ type InformerView struct {
 	LastEventAt    *time.Time `json:"lastEventAt,omitempty"`
 	LastError      string     `json:"lastError,omitempty"`
 	LastErrorAt    *time.Time `json:"lastErrorAt,omitempty"`
+	// FailingSince is when the source's current outage began (see
+	// [informer.Health]); omitted while the source answers. StaleSeconds
+	// is how stale the cache may be, in seconds since the source last
+	// answered (a list, or a watch event other than an error): set only
+	// for a synced informer whose source has failed for longer than 5 s.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	StaleSeconds float64    `json:"staleSeconds,omitempty"`
 	// Lists counts the complete lists applied since Run started (the
 	// first included), WatchRestarts the watches re-opened without a
 	// relist, Errors the errors survived by class (only classes seen).
@@ -62,7 +69,16 @@ type InformerView struct {
 	// Problems lists what an operator should look at, most severe first;
 	// empty when the informer looks healthy (see [Problem]).
 	Problems []Problem `json:"problems"`
+
+	// staleBadge is what the HTML badge says instead of "synced" when
+	// StaleSeconds is set.
+	staleBadge string
 }
+
+// StaleBadge is what the HTML page's badge says of a synced informer
+// whose source has failed for longer than [staleAfter]: for how long, and
+// how stale the cache may be. "" otherwise: the badge says "synced".
+func (v InformerView) StaleBadge() string { return v.staleBadge }
 
 // HandlerView is one handler in an [InformerView].
 type HandlerView struct {
@@ -120,6 +136,15 @@ const (
 // recentError is how long after an error the page flags it.
 const recentError = 5 * time.Minute
 
+// staleAfter is how long the source of a synced informer may fail before
+// its badge says how stale the cache may be instead of "synced". The
+// informer has no watch liveness bound of its own (a watch that delivers
+// nothing may be quiet or dead); this is the etcd source's default one
+// (LivenessInterval 2 s + LivenessTimeout 3 s), in which a watch stream
+// that died unseen is found dead, and it outlasts the reflector's first
+// retries (0.8 s, then 1.6 s, plus jitter): a blip keeps "synced".
+const staleAfter = 5 * time.Second
+
 func (h *handler) snapshot() Page {
 	infs := h.src.Inspectors()
 	page := Page{Time: time.Now(), Informers: make([]InformerView, 0, len(infs))}
@@ -137,8 +162,8 @@ func view(inf informer.Inspector, now time.Time) InformerView {
 		Name: hl.Name, Types: inf.Types(), Running: hl.Running, Synced: hl.Synced,
 		AppliedVersion: hl.AppliedVersion, AppliedAt: timeOrNil(hl.AppliedAt),
 		LastListAt: timeOrNil(hl.LastListAt), LastEventAt: timeOrNil(hl.LastEventAt),
-		LastErrorAt: timeOrNil(hl.LastErrorAt),
-		Lists:       hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
+		LastErrorAt: timeOrNil(hl.LastErrorAt), FailingSince: timeOrNil(hl.FailingSince),
+		Lists: hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
 		QueueDepth: hl.QueueDepth, Objects: hl.Objects,
 		Restored: hl.Restored, RestoredVersion: hl.RestoredVersion, RestoredAt: timeOrNil(hl.RestoredAt),
 		SnapshotVersion: hl.SnapshotVersion, SnapshotAt: timeOrNil(hl.SnapshotAt), SnapshotBytes: hl.SnapshotBytes,
@@ -168,7 +193,34 @@ func view(inf informer.Inspector, now time.Time) InformerView {
 		v.LongestCall = longest.Name
 	}
 	v.Problems = problems(hl, v.Handlers, threshold, now)
+	if down, stale, ok := staleness(hl, now); ok {
+		v.StaleSeconds = stale.Seconds()
+		v.staleBadge = "synced · source down " + short(down) + ", stale up to " + short(stale)
+	}
 	return v
+}
+
+// staleness says, for a synced informer whose source has failed for longer
+// than staleAfter, for how long it has failed (down) and how stale the
+// cache may be: the time since the source last answered (a list, or an
+// event other than an error), which is at least down.
+func staleness(hl informer.Health, now time.Time) (down, stale time.Duration, ok bool) {
+	if !hl.Synced || hl.FailingSince.IsZero() {
+		return 0, 0, false
+	}
+	down = now.Sub(hl.FailingSince)
+	if down <= staleAfter {
+		return 0, 0, false
+	}
+	answered := hl.LastListAt
+	if hl.LastEventAt.After(answered) {
+		answered = hl.LastEventAt
+	}
+	stale = down
+	if !answered.IsZero() {
+		stale = max(down, now.Sub(answered))
+	}
+	return down, stale, true
 }
 
 // problems judges an informer, errors first (see [Problem]).

@@ -19,14 +19,14 @@ import (
 // overview is the data of the main page.
 type overview struct {
 	Head head
-	Page Page
+	Page pageView
 }
 
 // attention is one problem in the list at the top of the main page.
 type attention struct {
 	Index int // of the informer's card
 	Name  string
-	Problem
+	problem
 }
 
 // Attention lists every informer's problems, errors first.
@@ -34,7 +34,7 @@ func (o overview) Attention() []attention {
 	var errs, warns []attention
 	for i, inf := range o.Page.Informers {
 		for _, p := range inf.Problems {
-			a := attention{Index: i, Name: inf.Name, Problem: p}
+			a := attention{Index: i, Name: inf.Name, problem: p}
 			if p.Level == levelError {
 				errs = append(errs, a)
 			} else {
@@ -48,8 +48,8 @@ func (o overview) Attention() []attention {
 // keysView is the data of a page of keys.
 type keysView struct {
 	Head     head
-	Page     KeysPage
-	Informer InformerView
+	Page     keysPage
+	Informer informerView
 	Links    keysLinks
 }
 

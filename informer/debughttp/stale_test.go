@@ -65,7 +65,7 @@ func TestStaleBadge(t *testing.T) {
 			}
 
 			var b strings.Builder
-			require.NoError(t, overviewTemplate.Execute(&b, overview{Page: Page{Time: now, Informers: []InformerView{v}}}))
+			require.NoError(t, overviewTemplate.Execute(&b, overview{Page: pageView{Time: now, Informers: []informerView{v}}}))
 			page := b.String()
 			switch {
 			case tc.badge != "":

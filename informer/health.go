@@ -25,13 +25,20 @@ type Health struct {
 	// LastListAt is when the last complete list (or streaming list) was
 	// received from the source.
 	LastListAt time.Time
-	// LastEventAt is when the last watch event (bookmarks included) was
-	// received from the source.
+	// LastEventAt is when the last watch event (bookmarks included, error
+	// events not) was received from the source.
 	LastEventAt time.Time
 	// LastError is the last error the informer survived (its source's
 	// reports included, see [ReportSourceError]), LastErrorAt when.
 	LastError   error
 	LastErrorAt time.Time
+	// FailingSince is when the source's current outage began: the first
+	// list or watch failure (class transient, internal or list_watch; a
+	// source's report of one included) since the source last answered with
+	// a list or a watch event other than an error. Zero while it answers:
+	// the next list or event clears it. The cache may then lack every
+	// change made since the later of LastListAt and LastEventAt.
+	FailingSince time.Time
 	// Lists counts the complete lists (and streaming lists) applied since
 	// Run started, the first included: after a cold start the relists are
 	// Lists-1; after a warm restart that resumed from its snapshot without
@@ -123,6 +130,7 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	h.AppliedVersion, h.AppliedAt = inf.appliedVersion()
 	h.LastListAt, h.LastEventAt = inf.health.listAt.load(), inf.health.eventAt.load()
 	h.LastErrorAt, h.LastError = inf.health.lastError()
+	h.FailingSince = inf.health.failing.load()
 	h.Lists, h.WatchRestarts = inf.health.lists.Load(), inf.health.restarts.Load()
 	h.Errors = inf.health.errorCounts()
 	h.QueueDepth = inf.fifo.Len()
@@ -195,6 +203,7 @@ func (inf *SharedInformer[K, T]) stallCause(h Health) error {
 // a map under mu.
 type healthRecord struct {
 	listAt, eventAt atomicTime
+	failing         atomicTime // Health.FailingSince; zero while the source answers
 	lists, restarts atomic.Int64
 
 	mu        sync.Mutex // guards err, errAt and errCounts
@@ -242,6 +251,16 @@ type atomicTime struct{ ns atomic.Int64 }
 // mark sets t to now.
 func (t *atomicTime) mark() { t.ns.Store(monoNow()) }
 
+// markIfZero sets t to now if it is zero.
+func (t *atomicTime) markIfZero() { t.ns.CompareAndSwap(0, monoNow()) }
+
+// clear sets t to zero; a load alone when it is zero already.
+func (t *atomicTime) clear() {
+	if t.ns.Load() != 0 {
+		t.ns.Store(0)
+	}
+}
+
 func (t *atomicTime) load() time.Time {
 	ns := t.ns.Load()
 	if ns == 0 {
@@ -252,20 +271,25 @@ func (t *atomicTime) load() time.Time {
 
 // healthMetrics is the Metrics the informer gives its reflector: it notes
 // the time of every list and event, and counts lists, watch restarts and
-// errors, for [Health], then forwards to the user's Metrics. Per event it
-// adds one atomic store, nothing more.
+// errors, and when an outage began, for [Health], then forwards to the
+// user's Metrics. Per event it adds one atomic store and one atomic load,
+// nothing more.
 type healthMetrics struct {
 	Metrics
 	h *healthRecord
 }
 
 func (m healthMetrics) EventReceived(informer string, t EventType) {
-	m.h.eventAt.mark()
+	if t != EventError { // an error event is a failure, not an answer
+		m.h.eventAt.mark()
+		m.h.failing.clear()
+	}
 	m.Metrics.EventReceived(informer, t)
 }
 
 func (m healthMetrics) Relisted(informer string) {
 	m.h.listAt.mark()
+	m.h.failing.clear()
 	m.h.lists.Add(1)
 	m.Metrics.Relisted(informer)
 }
@@ -277,5 +301,9 @@ func (m healthMetrics) WatchRestarted(informer string) {
 
 func (m healthMetrics) Error(informer string, class ErrorClass) {
 	m.h.countError(class)
+	switch class {
+	case ErrorClassTransient, ErrorClassInternal, ErrorClassListWatch:
+		m.h.failing.markIfZero() // the first failure since the source answered
+	}
 	m.Metrics.Error(informer, class)
 }

@@ -1,20 +1,25 @@
 #!/bin/sh
 # Prints the path of a Chromium binary for the debug page's browser test
-# (informer/debughttp/browser_test.go), installing Debian's chromium package
-# with apt-get first if it is not installed: about 15 s to a minute on a
-# fresh Debian machine (125 MB of packages), nothing once it is there.
-# `make test` runs it (CI runs as root on Debian).
+# (informer/debughttp/browser_test.go). `make test` runs it and sets
+# CHROMIUM to what it prints.
 #
 #   CHROMIUM=$(scripts/chromium-binary.sh)
 #
 # The path printed is the first of $CHROMIUM (if set and executable),
-# chromium, chromium-browser on $PATH. Fonts: fonts-dejavu-core, so that a
-# fresh machine renders text (the test measures the layout).
+# chromium, chromium-browser on $PATH.
 #
-# Where it cannot install (no apt-get, or neither root nor passwordless
-# sudo) it says so on stderr and prints nothing: the browser test then
-# skips with a message. If an install is attempted and fails, it exits
-# non-zero.
+# It installs nothing unless asked: only with CI=true (.ci/run sets it) or
+# GINFORMER_INSTALL_CHROMIUM=1 (`make test-browser` sets it) does it install
+# Debian's chromium package with apt-get when no Chromium is found: about
+# 15 s to a minute on a fresh Debian machine (125 MB of packages), nothing
+# once it is there; as root, or with passwordless sudo. Fonts:
+# fonts-dejavu-core, so that a fresh machine renders text (the test
+# measures the layout).
+#
+# Otherwise, and where it cannot install (no apt-get, or neither root nor
+# passwordless sudo), it says so on stderr and prints nothing: the browser
+# test then skips with a message. If an install is attempted and fails, it
+# exits non-zero.
 set -eu
 found() {
 	if [ -n "${CHROMIUM:-}" ] && [ -x "$CHROMIUM" ]; then
@@ -30,6 +35,10 @@ found() {
 	return 1
 }
 if found; then
+	exit 0
+fi
+if [ "${CI:-}" != true ] && [ "${GINFORMER_INSTALL_CHROMIUM:-}" != 1 ]; then
+	echo "chromium-binary.sh: no Chromium found: the browser test will skip; \`make test-browser\` installs Debian's chromium with apt-get (root or passwordless sudo) and runs it, or set CHROMIUM to a Chromium binary" >&2
 	exit 0
 fi
 sudo=""

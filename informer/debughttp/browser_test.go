@@ -17,8 +17,9 @@ import (
 	"github.com/ginformer/ginformer/informer/debughttp"
 )
 
-// TestBrowser renders the page in headless Chromium (Debian's, installed
-// by scripts/chromium-binary.sh; `make test` sets CHROMIUM to it) at
+// TestBrowser renders the page in headless Chromium (`make test` sets
+// CHROMIUM to the one scripts/chromium-binary.sh finds; CI and `make
+// test-browser` have the script install Debian's package first) at
 // 1280 px and checks what a person would see: nothing wider than the
 // window, the unsynced informer and the stuck handler flagged in colour,
 // and the links (keys, pages, objects, metrics) leading somewhere. With
@@ -26,10 +27,10 @@ import (
 func TestBrowser(t *testing.T) {
 	bin := os.Getenv("CHROMIUM")
 	if bin == "" {
-		t.Skip("CHROMIUM is not set: the browser test needs headless Chromium; run CHROMIUM=$(scripts/chromium-binary.sh) go test (make test does)")
+		t.Skip("CHROMIUM is not set: the browser test needs headless Chromium; run `make test-browser` (it installs Debian's chromium with apt-get if none is found), or set CHROMIUM to a Chromium binary")
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("CHROMIUM=%s is not installed (%v): run scripts/chromium-binary.sh", bin, err)
+		t.Skipf("CHROMIUM=%s is not installed (%v): run `make test-browser` (it installs Debian's chromium with apt-get), or set CHROMIUM to a Chromium binary", bin, err)
 	}
 	shots := os.Getenv("DEBUGHTTP_SCREENSHOTS")
 	if shots == "" {
@@ -50,7 +51,7 @@ func TestBrowser(t *testing.T) {
 		for _, c := range got.Cards {
 			cards[c.Name] = c
 		}
-		require.Len(t, cards, 4)
+		require.Len(t, cards, 5)
 		assert.Contains(t, cards[richPods].Class, "error", "the unsynced informer's card")
 		assert.Contains(t, cards[richEndpoints].Class, "error", "the card of the informer with a stuck handler")
 		assert.Contains(t, cards[richConfigs].Class, "warning", "the restored informer's card")
@@ -68,6 +69,10 @@ func TestBrowser(t *testing.T) {
 		assert.NotEqual(t, got.Synced, got.StuckBadge)
 		require.NotEmpty(t, got.Restored)
 		assert.NotEqual(t, got.Synced, got.Restored)
+		require.NotEmpty(t, got.Stale, "a .flag-stale badge: the source down, the cache synced")
+		assert.NotEqual(t, got.Synced, got.Stale)
+		assert.Regexp(t, `^synced · source down [0-9.hms]+, stale up to [0-9.hms]+$`, got.StaleText)
+		assert.Contains(t, cards[richSecrets].Class, "error", "the card of the informer whose source is down")
 		assert.GreaterOrEqual(t, got.Attention, 3, "problems listed at the top")
 
 		// The links resolve.
@@ -156,6 +161,7 @@ type overviewState struct {
 	Cards                               []cardState
 	Unsynced, Synced, StuckRow, IdleRow string
 	StuckBadge, Restored                string
+	Stale, StaleText                    string
 	Attention                           int
 	Links                               []link
 }
@@ -186,6 +192,7 @@ return Object.assign(layout, {
 	Unsynced: bg(".flag-unsynced"), Synced: bg(".badge.ok"),
 	StuckRow: bg("tr.stuck td"), IdleRow: bg("tr:not(.stuck) td"),
 	StuckBadge: bg(".flag-stuck"), Restored: bg(".flag-restored"),
+	Stale: bg(".flag-stale"), StaleText: (document.querySelector(".flag-stale") || {}).textContent || "",
 	Attention: document.querySelectorAll("#attention li").length,
 	Links: links("a[href]"),
 });

@@ -32,8 +32,17 @@ func ExampleHandler() {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
+	// The JSON document is the contract (its schema is in the package doc):
+	// decode the keys the program needs.
 	resp, _ := http.Get(srv.URL + "/debug/informers?format=json")
-	var page debughttp.Page
+	var page struct {
+		Informers []struct {
+			Name    string `json:"name"`
+			Types   string `json:"types"`
+			Synced  bool   `json:"synced"`
+			Objects int    `json:"objects"`
+		} `json:"informers"`
+	}
 	_ = json.NewDecoder(resp.Body).Decode(&page)
 	resp.Body.Close()
 	for _, inf := range page.Informers {
@@ -65,7 +74,12 @@ func ExampleHandler_keys() {
 	query := "?informer=endpoints&limit=2&format=json"
 	for {
 		resp, _ := http.Get(srv.URL + query)
-		var page debughttp.KeysPage
+		var page struct {
+			Keys    []string `json:"keys"`
+			Matched int      `json:"matched"`
+			Offset  int      `json:"offset"`
+			HasNext bool     `json:"hasNext"`
+		}
 		_ = json.NewDecoder(resp.Body).Decode(&page)
 		resp.Body.Close()
 		fmt.Printf("keys %d-%d of %d: %v\n", page.Offset+1, page.Offset+len(page.Keys), page.Matched, page.Keys)

@@ -26,6 +26,7 @@ const (
 	richEndpoints = "endpoints" // a handler stuck in a call
 	richPods      = "pods"      // never synced: its lists fail
 	richServices  = "services"  // healthy, many keys
+	richSecrets   = "zsecrets"  // synced, its source down for 50 s (a fake, last)
 )
 
 // richServiceCount is the number of keys of the services informer: more
@@ -47,7 +48,8 @@ func serviceKey(i int) informer.NamespacedKey {
 
 // richFixture serves the page (mounted at /debug/informers, with a metrics
 // link to /metrics) over four informers in the states named above, each
-// reached before it returns: it waits on channels, never on time.
+// reached before it returns: it waits on channels, never on time; and a
+// fake fifth, synced with its source down.
 func richFixture(t *testing.T) *httptest.Server {
 	t.Helper()
 	quiet := logr.FromSlogHandler(slog.DiscardHandler)
@@ -140,7 +142,14 @@ func richFixture(t *testing.T) *httptest.Server {
 	<-resumed
 
 	mux := http.NewServeMux()
-	mux.Handle("/debug/informers", debughttp.Handler(g, debughttp.WithMetricsLink("/metrics")))
+	now := time.Now()
+	secrets := &fakeInspector{health: informer.Health{
+		Name: richSecrets, Running: true, Synced: true, Objects: 3,
+		LastListAt: now.Add(-time.Hour), LastEventAt: now.Add(-52 * time.Second), FailingSince: now.Add(-50 * time.Second),
+		LastError: errors.New("secrets: watch: dial tcp 10.0.0.1:2379: connect: connection refused"), LastErrorAt: now.Add(-time.Second),
+	}}
+	infs := append(debughttp.Informers{}, g.Inspectors()...)
+	mux.Handle("/debug/informers", debughttp.Handler(append(infs, secrets), debughttp.WithMetricsLink("/metrics")))
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("# metrics would be here\n"))
 	})

@@ -14,19 +14,20 @@ import (
 // keys in no order, so each page is one pass over every key
 // ([informer.Inspector.FormattedKeys]) that keeps only the page: the
 // limit+1 smallest matching keys after the cursor (or largest before it),
-// in a sorted buffer. See [KeysPage] for the cost.
+// in a sorted buffer. See [keysPage] for the cost.
 
 // Limits of a key page.
 const (
-	// DefaultKeysLimit is the number of keys per page without ?limit=.
-	DefaultKeysLimit = 100
-	// MaxKeysLimit is the largest ?limit= honoured; more is cut to it.
-	MaxKeysLimit = 1000
-	// MaxSearchLen is the longest ?q= accepted, in bytes.
-	MaxSearchLen = 256
+	// defaultKeysLimit is the number of keys per page without ?limit=.
+	defaultKeysLimit = 100
+	// maxKeysLimit is the largest ?limit= honoured; more is cut to it.
+	maxKeysLimit = 1000
+	// maxSearchLen is the longest ?q= accepted, in bytes.
+	maxSearchLen = 256
 )
 
-// KeysPage is the JSON document of ?informer=N&format=json: one page of
+// keysPage is the JSON document of ?informer=N&format=json (its schema is
+// in the package doc, which must change with it: schema_test.go): one page of
 // informer N's keys, sorted byte-wise by their %v form (the form
 // ?informer=N&key=K takes), as of one pass over the cache.
 //
@@ -42,7 +43,7 @@ const (
 // locks and weakly consistent: a key written during the pass may or may
 // not be seen, and pages read at different times may skip or repeat a key
 // that was added or deleted in between.
-type KeysPage struct {
+type keysPage struct {
 	// Informer is the informer's name.
 	Informer string `json:"informer"`
 	// Search is the ?q= the keys match, empty for every key; Match is
@@ -81,9 +82,9 @@ type keyQuery struct {
 
 // parseKeyQuery reads ?q=, ?match=, ?limit=, ?after=, ?before= and ?last=.
 func parseKeyQuery(q url.Values) (keyQuery, error) {
-	kq := keyQuery{search: q.Get("q"), limit: DefaultKeysLimit}
-	if len(kq.search) > MaxSearchLen {
-		return kq, fmt.Errorf("q: at most %d bytes", MaxSearchLen)
+	kq := keyQuery{search: q.Get("q"), limit: defaultKeysLimit}
+	if len(kq.search) > maxSearchLen {
+		return kq, fmt.Errorf("q: at most %d bytes", maxSearchLen)
 	}
 	switch m := q.Get("match"); m {
 	case "", "contains":
@@ -97,7 +98,7 @@ func parseKeyQuery(q url.Values) (keyQuery, error) {
 		if err != nil || n <= 0 {
 			return kq, fmt.Errorf("limit: %q is not a positive number", s)
 		}
-		kq.limit = min(n, MaxKeysLimit)
+		kq.limit = min(n, maxKeysLimit)
 	}
 	kq.after, kq.hasAfter = q.Get("after"), q.Has("after")
 	kq.before, kq.hasBefore = q.Get("before"), q.Has("before")
@@ -118,8 +119,8 @@ func (kq *keyQuery) matches(key string) bool {
 
 // scanKeys makes the page kq asks for out of one pass over keys, keeping
 // at most kq.limit+1 of them (see the comment at the top of the file).
-func scanKeys(keys iter.Seq[string], kq keyQuery) KeysPage {
-	p := KeysPage{Search: kq.search, Match: "contains", Limit: kq.limit}
+func scanKeys(keys iter.Seq[string], kq keyQuery) keysPage {
+	p := keysPage{Search: kq.search, Match: "contains", Limit: kq.limit}
 	if kq.prefix {
 		p.Match = "prefix"
 	}
@@ -179,7 +180,7 @@ type keysLinks struct {
 
 // links returns p's navigation: first and last pages, and the pages before
 // and after it, keeping the search, the limit and the refresh of base.
-func (p *KeysPage) links(base url.Values) keysLinks {
+func (p *keysPage) links(base url.Values) keysLinks {
 	nav := func(set func(url.Values)) string {
 		v := url.Values{}
 		for _, name := range []string{"informer", "q", "match", "limit", "refresh"} {

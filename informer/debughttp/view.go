@@ -8,17 +8,18 @@ import (
 	"github.com/ginformer/ginformer/informer"
 )
 
-// Page is the JSON document of ?format=json: every informer of the
-// [Source], in its order.
-type Page struct {
+// pageView is the JSON document of ?format=json (its schema is in the
+// package doc, which must change with it: schema_test.go): every informer
+// of the [Source], in its order.
+type pageView struct {
 	// Time is when the snapshot was taken.
 	Time      time.Time      `json:"time"`
-	Informers []InformerView `json:"informers"`
+	Informers []informerView `json:"informers"`
 }
 
-// InformerView is one informer in a [Page]; see [informer.Health] for the
+// informerView is one informer in a [pageView]; see [informer.Health] for the
 // meaning of each field. Times are omitted for what has not happened yet.
-type InformerView struct {
+type informerView struct {
 	Name           string     `json:"name"`
 	Types          string     `json:"types"`
 	Running        bool       `json:"running"`
@@ -29,6 +30,13 @@ type InformerView struct {
 	LastEventAt    *time.Time `json:"lastEventAt,omitempty"`
 	LastError      string     `json:"lastError,omitempty"`
 	LastErrorAt    *time.Time `json:"lastErrorAt,omitempty"`
+	// FailingSince is when the source's current outage began (see
+	// [informer.Health]); omitted while the source answers. StaleSeconds
+	// is how stale the cache may be, in seconds since the source last
+	// answered (a list, or a watch event other than an error): set only
+	// for a synced informer whose source has failed for longer than 5 s.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	StaleSeconds float64    `json:"staleSeconds,omitempty"`
 	// Lists counts the complete lists applied since Run started (the
 	// first included), WatchRestarts the watches re-opened without a
 	// relist, Errors the errors survived by class (only classes seen).
@@ -55,17 +63,26 @@ type InformerView struct {
 	// stuck calls are not reported.
 	StuckThresholdSeconds float64              `json:"stuckThresholdSeconds"`
 	Indexes               []informer.IndexStat `json:"indexes"`
-	Handlers              []HandlerView        `json:"handlers"`
+	Handlers              []handlerView        `json:"handlers"`
 	// LongestCall names the handler whose call in progress has run
 	// longest; empty when no handler is in a call.
 	LongestCall string `json:"longestCall,omitempty"`
 	// Problems lists what an operator should look at, most severe first;
-	// empty when the informer looks healthy (see [Problem]).
-	Problems []Problem `json:"problems"`
+	// empty when the informer looks healthy (see [problem]).
+	Problems []problem `json:"problems"`
+
+	// staleBadge is what the HTML badge says instead of "synced" when
+	// StaleSeconds is set.
+	staleBadge string
 }
 
-// HandlerView is one handler in an [InformerView].
-type HandlerView struct {
+// StaleBadge is what the HTML page's badge says of a synced informer
+// whose source has failed for longer than [staleAfter]: for how long, and
+// how stale the cache may be. "" otherwise: the badge says "synced".
+func (v informerView) StaleBadge() string { return v.staleBadge }
+
+// handlerView is one handler in an [informerView].
+type handlerView struct {
 	Name     string `json:"name"`
 	Coalesce bool   `json:"coalesce"`
 	Synced   bool   `json:"synced"`
@@ -79,26 +96,29 @@ type HandlerView struct {
 	StuckCalls int64 `json:"stuckCalls"`
 }
 
-// Problem is something about an informer an operator should look at.
-//
-// Level "error": the informer is not running; it has not synced (and
-// holds no restored snapshot); a handler's call in progress has run past
-// the stuck threshold; or the source's latest answer was an error (the
-// last error is a list or watch error under five minutes old, newer than
-// the last list and event). Level "warning": it serves a restored
-// snapshot it has not yet caught up from; its last error is under five
-// minutes old but is not the source's latest answer (the source has
-// answered since, or the error is the informer's own: a handler, a key,
-// index or transform function, a snapshot, an object the source could not
-// decode); a handler had calls reported stuck before; a handler of a
-// synced informer has not synced. A stuck handler's report is not
-// repeated as an error while its call goes on.
-type Problem struct {
+// problem is something about an informer an operator should look at. The
+// JSON has its Level and Text; the package doc says which states are
+// problems at which level (problems implements it). A stuck handler's
+// report is not repeated as an error while its call goes on.
+type problem struct {
 	Level string `json:"level"` // "error" or "warning"
 	Text  string `json:"text"`
+	// brief is Text without the informer's last error in it; "" when
+	// Text does not quote that error.
+	brief string
 }
 
-// The levels of a [Problem].
+// Brief is the problem as the HTML page shows it: Text without the
+// informer's last error, which the page shows once per card, as "last
+// error".
+func (p problem) Brief() string {
+	if p.brief != "" {
+		return p.brief
+	}
+	return p.Text
+}
+
+// The levels of a [problem].
 const (
 	levelError   = "error"
 	levelWarning = "warning"
@@ -107,9 +127,18 @@ const (
 // recentError is how long after an error the page flags it.
 const recentError = 5 * time.Minute
 
-func (h *handler) snapshot() Page {
+// staleAfter is how long the source of a synced informer may fail before
+// its badge says how stale the cache may be instead of "synced". The
+// informer has no watch liveness bound of its own (a watch that delivers
+// nothing may be quiet or dead); this is the etcd source's default one
+// (LivenessInterval 2 s + LivenessTimeout 3 s), in which a watch stream
+// that died unseen is found dead, and it outlasts the reflector's first
+// retries (0.8 s, then 1.6 s, plus jitter): a blip keeps "synced".
+const staleAfter = 5 * time.Second
+
+func (h *handler) snapshot() pageView {
 	infs := h.src.Inspectors()
-	page := Page{Time: time.Now(), Informers: make([]InformerView, 0, len(infs))}
+	page := pageView{Time: time.Now(), Informers: make([]informerView, 0, len(infs))}
 	for _, inf := range infs {
 		page.Informers = append(page.Informers, view(inf, page.Time))
 	}
@@ -117,22 +146,22 @@ func (h *handler) snapshot() Page {
 }
 
 // view reads one informer.
-func view(inf informer.Inspector, now time.Time) InformerView {
+func view(inf informer.Inspector, now time.Time) informerView {
 	hl := inf.Health()
 	threshold := inf.StuckHandlerThreshold()
-	v := InformerView{
+	v := informerView{
 		Name: hl.Name, Types: inf.Types(), Running: hl.Running, Synced: hl.Synced,
 		AppliedVersion: hl.AppliedVersion, AppliedAt: timeOrNil(hl.AppliedAt),
 		LastListAt: timeOrNil(hl.LastListAt), LastEventAt: timeOrNil(hl.LastEventAt),
-		LastErrorAt: timeOrNil(hl.LastErrorAt),
-		Lists:       hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
+		LastErrorAt: timeOrNil(hl.LastErrorAt), FailingSince: timeOrNil(hl.FailingSince),
+		Lists: hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
 		QueueDepth: hl.QueueDepth, Objects: hl.Objects,
 		Restored: hl.Restored, RestoredVersion: hl.RestoredVersion, RestoredAt: timeOrNil(hl.RestoredAt),
 		SnapshotVersion: hl.SnapshotVersion, SnapshotAt: timeOrNil(hl.SnapshotAt), SnapshotBytes: hl.SnapshotBytes,
 		StartReason:           hl.StartReason,
 		StuckThresholdSeconds: threshold.Seconds(),
 		Indexes:               inf.IndexStats(),
-		Handlers:              make([]HandlerView, 0, len(hl.Handlers)),
+		Handlers:              make([]handlerView, 0, len(hl.Handlers)),
 	}
 	if hl.Start != informer.StartNone {
 		v.Start = hl.Start.String()
@@ -144,7 +173,7 @@ func view(inf informer.Inspector, now time.Time) InformerView {
 		v.Indexes = []informer.IndexStat{}
 	}
 	for _, hh := range hl.Handlers {
-		v.Handlers = append(v.Handlers, HandlerView{
+		v.Handlers = append(v.Handlers, handlerView{
 			Name: hh.Name, Coalesce: hh.Coalesce, Synced: hh.Synced, Backlog: hh.Backlog,
 			RunningSeconds: hh.Running.Seconds(), RunningKey: hh.RunningKey,
 			Stuck:      threshold > 0 && hh.Running >= threshold,
@@ -155,19 +184,53 @@ func view(inf informer.Inspector, now time.Time) InformerView {
 		v.LongestCall = longest.Name
 	}
 	v.Problems = problems(hl, v.Handlers, threshold, now)
+	if down, stale, ok := staleness(hl, now); ok {
+		v.StaleSeconds = stale.Seconds()
+		v.staleBadge = "synced · source down " + short(down) + ", stale up to " + short(stale)
+	}
 	return v
 }
 
-// problems judges an informer, errors first (see [Problem]).
-func problems(hl informer.Health, handlers []HandlerView, threshold time.Duration, now time.Time) []Problem {
-	var errs, warns []Problem
-	add := func(level, format string, args ...any) {
-		p := Problem{Level: level, Text: fmt.Sprintf(format, args...)}
-		if level == levelError {
+// staleness says, for a synced informer whose source has failed for longer
+// than staleAfter, for how long it has failed (down) and how stale the
+// cache may be: the time since the source last answered (a list, or an
+// event other than an error), which is at least down.
+func staleness(hl informer.Health, now time.Time) (down, stale time.Duration, ok bool) {
+	if !hl.Synced || hl.FailingSince.IsZero() {
+		return 0, 0, false
+	}
+	down = now.Sub(hl.FailingSince)
+	if down <= staleAfter {
+		return 0, 0, false
+	}
+	answered := hl.LastListAt
+	if hl.LastEventAt.After(answered) {
+		answered = hl.LastEventAt
+	}
+	stale = down
+	if !answered.IsZero() {
+		stale = max(down, now.Sub(answered))
+	}
+	return down, stale, true
+}
+
+// problems judges an informer, errors first (see [problem]).
+func problems(hl informer.Health, handlers []handlerView, threshold time.Duration, now time.Time) []problem {
+	var errs, warns []problem
+	push := func(p problem) {
+		if p.Level == levelError {
 			errs = append(errs, p)
 		} else {
 			warns = append(warns, p)
 		}
+	}
+	add := func(level, format string, args ...any) {
+		push(problem{Level: level, Text: fmt.Sprintf(format, args...)})
+	}
+	// withError adds a problem that quotes the last error: the page shows
+	// it without (brief), the error being on the card once already.
+	withError := func(level, brief string) {
+		push(problem{Level: level, Text: brief + ": " + hl.LastError.Error(), brief: brief})
 	}
 	failing := sourceFailing(hl)
 	errorTold := false // the last error is in a problem already
@@ -183,7 +246,7 @@ func problems(hl informer.Health, handlers []HandlerView, threshold time.Duratio
 		add(levelWarning, "serving a snapshot restored %s: not synced until it catches up with the source",
 			ago(timeOrNil(hl.RestoredAt), now))
 	case failing:
-		add(levelError, "not synced: the source's latest answer, %s, was an error: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		withError(levelError, fmt.Sprintf("not synced: the source's latest answer, %s, was an error", ago(&hl.LastErrorAt, now)))
 		errorTold = true
 	case hl.LastListAt.IsZero():
 		add(levelError, "not synced: waiting for the source's first list")
@@ -208,11 +271,11 @@ func problems(hl informer.Health, handlers []HandlerView, threshold time.Duratio
 	case errorTold || hl.LastError == nil || now.Sub(hl.LastErrorAt) >= recentError:
 	case stuckNow && errors.Is(hl.LastError, informer.ErrHandlerStuck): // told above
 	case failing:
-		add(levelError, "the source's latest answer, %s, was an error: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		withError(levelError, fmt.Sprintf("the source's latest answer, %s, was an error", ago(&hl.LastErrorAt, now)))
 	default:
-		add(levelWarning, "error %s: %v", ago(&hl.LastErrorAt, now), hl.LastError)
+		withError(levelWarning, "error "+ago(&hl.LastErrorAt, now))
 	}
-	return append(append(make([]Problem, 0, len(errs)+len(warns)), errs...), warns...)
+	return append(append(make([]problem, 0, len(errs)+len(warns)), errs...), warns...)
 }
 
 // sourceFailing reports whether the source's latest answer was an error:
@@ -237,7 +300,7 @@ func sourceFailing(hl informer.Health) bool {
 
 // Level returns the most severe level of the informer's problems: "error",
 // "warning" or "ok". The HTML page colours the informer's card with it.
-func (v InformerView) Level() string {
+func (v informerView) Level() string {
 	level := "ok"
 	for _, p := range v.Problems {
 		if p.Level == levelError {

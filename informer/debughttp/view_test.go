@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,13 +98,18 @@ func TestProblems(t *testing.T) {
 			}
 			assert.Equal(t, level, page.Informers[0].Level())
 
-			_, _, html := get(t, srv.URL)
-			parseHTML(t, html)
-			assert.Contains(t, html, `<section class="card `+level+`"`)
+			_, _, doc := get(t, srv.URL)
+			parseHTML(t, doc)
+			if tc.health.LastError != nil {
+				// Once, as "last error": not again in the problems,
+				// at the top or on the card.
+				assert.Equal(t, 1, strings.Count(doc, html.EscapeString(tc.health.LastError.Error())), "the last error on the doc")
+			}
+			assert.Contains(t, doc, `<section class="card `+level+`"`)
 			if level == "ok" {
-				assert.Contains(t, html, `<p class="allok" id="attention">`)
+				assert.Contains(t, doc, `<p class="allok" id="attention">`)
 			} else {
-				assert.Contains(t, html, `<section class="summary" id="attention">`)
+				assert.Contains(t, doc, `<section class="summary" id="attention">`)
 			}
 		})
 	}

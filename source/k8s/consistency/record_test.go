@@ -13,7 +13,9 @@ import (
 
 func v(n uint64) version { return version{rv: fmt.Sprint(n), n: n} }
 
-func key(name string) informer.NamespacedKey { return informer.NamespacedKey{Namespace: "ns", Name: name} }
+func key(name string) informer.NamespacedKey {
+	return informer.NamespacedKey{Namespace: "ns", Name: name}
+}
 
 // The record holds only what the cache has not passed: versions in any
 // order of recording are all dropped once seen passes them, and the queue

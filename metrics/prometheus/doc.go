@@ -23,6 +23,7 @@
 //	ginformer_handler_call_duration_seconds           histogram  informer, handler
 //	ginformer_last_applied_version_timestamp_seconds  gauge      informer
 //	ginformer_initial_sync_duration_seconds           gauge      informer
+//	ginformer_read_wait_duration_seconds              histogram  writer, op, result
 //
 // informer is [informer.Options].Name, handler is
 // [informer.HandlerOptions].Name, type is the watch event's type (added,
@@ -31,4 +32,10 @@
 // program (name the handlers: unnamed ones are "handler-N"), event types
 // and error classes are enums, and versions are never labels: the time a
 // version was applied is a gauge's value.
+//
+// [Metrics] also implements the Metrics of
+// github.com/ginformer/ginformer/source/k8s/consistency (its ReadWaited
+// method, with plain string arguments, so this module does not import that
+// one): writer is that package's Options.Name, op "get" or "list", result
+// "ok", "timeout", "canceled", "closed" or "error".
 package prometheus

@@ -24,10 +24,8 @@ import (
 // stops. Whatever ends it, Get returns the cache's answer (obj, ok): when
 // the error is not nil, that answer may not show the writes yet. With
 // [NoWait], Get answers at once and its error is nil. It may be called from
-// any goroutine (not from a handler of the same informer: the cache applies
-// a version before its handlers are told, but a handler that waits delays
-// its own later notifications, the writer's among them if it is the same
-// registration's).
+// any goroutine, handlers of the informer included (a handler that waits
+// delays its own later notifications, not the cache).
 //
 // Possible errors:
 //   - [ErrStale]: the bound was reached first (the error also wraps the

@@ -85,6 +85,15 @@ type readOptions struct {
 	maxWait time.Duration // 0: the writer's
 }
 
+// applyReadOptions returns what opts set.
+func applyReadOptions(opts []ReadOption) readOptions {
+	var ro readOptions
+	for _, o := range opts {
+		o(&ro)
+	}
+	return ro
+}
+
 // NoWait makes a read answer from the cache at once, without waiting for
 // this writer's writes: the opt-out per call.
 func NoWait() ReadOption { return func(o *readOptions) { o.noWait = true } }

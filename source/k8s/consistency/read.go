@@ -36,7 +36,7 @@ import (
 //   - [informer.ErrInvalidVersion]: the informer's source cannot compare
 //     resourceVersions (see [informer.SharedInformer.WaitForVersion]).
 func (w *Writer[C, T]) Get(ctx context.Context, key informer.NamespacedKey, opts ...ReadOption) (obj T, ok bool, err error) {
-	err = w.read(ctx, "get", opts, func(ctx context.Context) error { return w.waitKey(ctx, key) })
+	err = w.read(ctx, opts, key, false)
 	obj, ok = w.inf.Lister().Get(key)
 	if err != nil {
 		return obj, ok, fmt.Errorf("consistency: writer %q: get %s: %w", w.opts.Name, key, err)
@@ -64,34 +64,49 @@ func (w *Writer[C, T]) List(ctx context.Context, opts ...ReadOption) ([]T, error
 // [informer.IndexRef], [informer.Lister]'s All) shows every write this
 // writer made before the call. Possible errors: those of [Writer.Get].
 func (w *Writer[C, T]) WaitForWrites(ctx context.Context, opts ...ReadOption) error {
-	if err := w.read(ctx, "list", opts, w.waitAll); err != nil {
+	if err := w.read(ctx, opts, informer.NamespacedKey{}, true); err != nil {
 		return fmt.Errorf("consistency: writer %q: wait for writes: %w", w.opts.Name, err)
 	}
 	return nil
 }
 
-// read runs wait for one read of kind op, bounded as opts and the writer's
-// Options say, and tells Metrics how long it took and how it ended.
-func (w *Writer[C, T]) read(ctx context.Context, op string, opts []ReadOption, wait func(context.Context) error) error {
+// read waits for one read, of key or (all) of the whole cache, bounded as
+// opts and the writer's Options say, and tells Metrics how long it took and
+// how it ended. A read with nothing to wait for makes no context and no
+// timer.
+func (w *Writer[C, T]) read(ctx context.Context, opts []ReadOption, key informer.NamespacedKey, all bool) error {
 	var ro readOptions
-	for _, o := range opts {
-		o(&ro)
+	if len(opts) > 0 {
+		ro = applyReadOptions(opts) // out of line: &ro escapes to the option funcs
 	}
 	if ro.noWait {
+		return nil
+	}
+	op := "get"
+	if all {
+		op = "list"
+	}
+	start := time.Now()
+	if w.caughtUp(key, all) {
+		w.opts.Metrics.ReadWaited(w.opts.Name, op, "ok", time.Since(start))
 		return nil
 	}
 	bound := w.opts.MaxWait
 	if ro.maxWait != 0 {
 		bound = ro.maxWait
 	}
-	start := time.Now()
 	wctx := ctx
 	if bound > 0 {
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeoutCause(ctx, bound, errBound)
 		defer cancel()
 	}
-	err := wait(wctx)
+	var err error
+	if all {
+		err = w.waitAll(wctx)
+	} else {
+		err = w.waitKey(wctx, key)
+	}
 	result := "ok"
 	switch {
 	case err == nil:
@@ -107,6 +122,16 @@ func (w *Writer[C, T]) read(ctx context.Context, op string, opts []ReadOption, w
 	}
 	w.opts.Metrics.ReadWaited(w.opts.Name, op, result, time.Since(start))
 	return err
+}
+
+// caughtUp reports whether the cache is known to show the writer's writes
+// to key (all: every write) without waiting.
+func (w *Writer[C, T]) caughtUp(key informer.NamespacedKey, all bool) bool {
+	if all {
+		return w.rec.caughtUpAll()
+	}
+	v, _, deleting := w.rec.forKey(key)
+	return !deleting && v.n <= w.rec.seen.Load()
 }
 
 // waitKey waits until the cache shows the writer's writes to key.

@@ -245,6 +245,14 @@ func (r *record) forKey(key informer.NamespacedKey) (v version, d pendingDelete,
 	return v, d, ok
 }
 
+// caughtUpAll reports whether the cache has seen every version recorded and
+// no delete is pending.
+func (r *record) caughtUpAll() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.highest.n <= r.seen.Load() && len(r.deletes) == 0
+}
+
 // keyDelete is a pending delete with its key.
 type keyDelete struct {
 	key informer.NamespacedKey

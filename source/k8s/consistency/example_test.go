@@ -95,17 +95,17 @@ func ExampleNewWriter() {
 func stampVersions(c *fake.Clientset) {
 	var last atomic.Int64
 	last.Store(1000) // above the versions of the fake's lists
-	c.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		var obj runtime.Object
-		switch a := a.(type) {
-		case k8stesting.CreateAction:
-			obj = a.GetObject()
-		case k8stesting.UpdateAction:
-			obj = a.GetObject()
-		}
+	stamp := func(obj runtime.Object) {
 		if o, ok := obj.(metav1.Object); ok {
 			o.SetResourceVersion(strconv.FormatInt(last.Add(1), 10))
 		}
+	}
+	c.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		stamp(a.(k8stesting.CreateAction).GetObject())
+		return false, nil, nil // the tracker goes on to store it
+	})
+	c.PrependReactor("update", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		stamp(a.(k8stesting.UpdateAction).GetObject())
 		return false, nil, nil
 	})
 }

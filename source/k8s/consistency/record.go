@@ -80,6 +80,9 @@ type record struct {
 	// front.
 	order []keyVersion
 	head  int
+	// stale counts the entries of order whose key has a later version
+	// since (compactLocked drops them when they are most of order).
+	stale int
 	// highest is the highest version ever recorded (a List waits for it).
 	highest version
 	// changed is closed, and reset to nil, when an event touches a key
@@ -134,13 +137,39 @@ func (r *record) addVersionLocked(key informer.NamespacedKey, v version) {
 	if v.n <= r.seen.Load() {
 		return
 	}
-	if old, ok := r.versions[key]; ok && old.n >= v.n {
-		return
+	if old, ok := r.versions[key]; ok {
+		if old.n >= v.n {
+			return
+		}
+		r.stale++ // old's entry in order
 	}
 	r.versions[key] = v
 	r.order = append(r.order, keyVersion{key: key, n: v.n})
 	if r.head == len(r.order)-1 {
 		r.front.Store(v.n)
+	}
+	if r.stale > 64 && r.stale*2 > len(r.order)-r.head {
+		r.compactLocked()
+	}
+}
+
+// compactLocked drops the stale entries of order (versions since replaced
+// by a later one of their key), keeping the others in their order: order
+// then holds one entry per key in versions, so a key written many times
+// while the cache does not advance costs one entry.
+func (r *record) compactLocked() {
+	live := r.order[:0]
+	for _, kv := range r.order[r.head:] {
+		if r.versions[kv.key].n == kv.n {
+			live = append(live, kv)
+		}
+	}
+	clear(r.order[len(live):])
+	r.order, r.head, r.stale = live, 0, 0
+	if len(live) > 0 {
+		r.front.Store(live[0].n)
+	} else {
+		r.front.Store(0)
 	}
 }
 
@@ -160,8 +189,10 @@ func (r *record) pruneLocked() {
 		kv := r.order[r.head]
 		r.order[r.head] = keyVersion{}
 		r.head++
-		if v, ok := r.versions[kv.key]; ok && v.n <= seen {
+		if v, ok := r.versions[kv.key]; ok && v.n == kv.n {
 			delete(r.versions, kv.key)
+		} else {
+			r.stale--
 		}
 		if d, ok := r.deletes[kv.key]; ok && d.after <= seen && r.gone(kv.key, d.uid) {
 			r.dropDeleteLocked(kv.key)

@@ -47,7 +47,25 @@ func TestRecordPrunes(t *testing.T) {
 	require.Zero(t, versions)
 	require.Zero(t, deletes)
 	require.Zero(t, order)
+	require.Zero(t, r.stale)
 	require.Zero(t, r.front.Load())
+}
+
+// One key written many times while the cache does not advance costs one
+// entry, not one per write.
+func TestRecordOneKeyManyWrites(t *testing.T) {
+	r := newRecord(func(informer.NamespacedKey, types.UID) bool { return true })
+	for n := uint64(1); n <= 10_000; n++ {
+		r.wrote(key(fmt.Sprint(n%3)), v(n))
+		versions, _, order := r.size()
+		require.LessOrEqual(t, versions, 3)
+		require.LessOrEqual(t, order, 2*3+65, "after %d writes", n)
+	}
+	r.observe(10_000)
+	versions, _, order := r.size()
+	require.Zero(t, versions)
+	require.Zero(t, order)
+	require.Zero(t, r.stale)
 }
 
 // A delete stays recorded until the cache has dropped the object, whatever

@@ -33,8 +33,8 @@ import (
 //   - ctx.Err() (wrapped): ctx ended first;
 //   - [informer.ErrClosed]: the informer stopped or the writer was closed
 //     while a delete was awaited;
-//   - [informer.ErrInvalidVersion]: the informer's source cannot compare
-//     resourceVersions (see [informer.SharedInformer.WaitForVersion]).
+//   - [informer.ErrInvalidVersion]: the informer's source refuses a
+//     recorded resourceVersion (see [informer.SharedInformer.WaitForVersion]).
 func (w *Writer[C, T]) Get(ctx context.Context, key informer.NamespacedKey, opts ...ReadOption) (obj T, ok bool, err error) {
 	err = w.read(ctx, opts, key, false)
 	obj, ok = w.inf.Lister().Get(key)

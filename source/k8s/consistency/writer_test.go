@@ -3,6 +3,7 @@ package consistency_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -176,6 +177,11 @@ func TestBoundAndNoWait(t *testing.T) {
 	got, ok, err := w.Get(ctx, key)
 	require.ErrorIs(t, err, consistency.ErrStale)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	// The error names the key, the bound, the version awaited and the
+	// cache's.
+	require.ErrorContains(t, err, "get "+key.String()+": ")
+	require.ErrorContains(t, err, "within 50ms")
+	require.ErrorContains(t, err, "has applied no version yet")
 	require.False(t, ok)
 	require.Nil(t, got)
 	_, err = w.List(ctx, consistency.MaxWait(10*time.Millisecond))
@@ -282,4 +288,69 @@ func requireEmptyRecord[C, T k8s.Object](t *testing.T, w *consistency.Writer[C, 
 	versions, deletes := w.RecordSize()
 	require.Zero(t, versions, "versions recorded")
 	require.Zero(t, deletes, "deletes recorded")
+}
+
+// One goroutine deletes and recreates an object through the writer while
+// others read it: no read returns an object whose delete had returned
+// before the read began, and no read waits for its bound (a wait for a
+// delete that a later create replaced in the record still wakes).
+func TestRecreateWhileReading(t *testing.T) {
+	f := newCMFixture(t, consistency.Options{MaxWait: 30 * time.Second})
+	ctx := t.Context()
+	var (
+		mu      sync.Mutex
+		deleted = map[types.UID]bool{}
+	)
+	isDeleted := func() map[types.UID]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(deleted)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 5)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(stop)
+		for range 15 {
+			obj, err := f.w.Create(ctx, cm("r", 1), metav1.CreateOptions{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if err := f.w.Delete(ctx, "r", metav1.DeleteOptions{}); err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			deleted[obj.UID] = true
+			mu.Unlock()
+		}
+	})
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				before := isDeleted()
+				got, ok, err := f.w.Get(ctx, f.key("r"))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ok && before[got.UID] {
+					errs <- fmt.Errorf("Get returned %s, deleted before the read began", got.UID)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	requireEmptyRecord(t, f.w)
 }

@@ -4,8 +4,9 @@
 //
 // A [Writer] wraps a typed client-go client and the informer whose cache
 // holds the objects that client writes. Each write made through it records
-// what the cache must show before a read may answer: for a create, an update
-// or a patch, the resourceVersion the API server returned for the object;
+// what the cache must show before a read may answer: for a create, an
+// update, a patch or an apply ([Apply]), the resourceVersion the API server
+// returned for the object;
 // for a delete, the object's UID, so that the cache must have dropped that
 // object (not merely any object of that name: one recreated at once under
 // the same name is another object). Its reads then wait:

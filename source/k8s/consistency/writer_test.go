@@ -2,6 +2,7 @@ package consistency_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/k8s"
@@ -353,4 +356,68 @@ func TestRecreateWhileReading(t *testing.T) {
 		require.NoError(t, err)
 	}
 	requireEmptyRecord(t, f.w)
+}
+
+// Server-side apply through the writer is read back at once; an apply
+// configuration of another type is refused without a request.
+func TestApply(t *testing.T) {
+	f := newCMFixture(t, consistency.Options{})
+	ctx := t.Context()
+	for i := 1; i <= 5; i++ {
+		ac := corev1ac.ConfigMap("ap", f.ns).WithData(map[string]string{"gen": fmt.Sprint(i)})
+		out, err := consistency.Apply(f.w, ctx, ac, metav1.ApplyOptions{FieldManager: "test", Force: true})
+		require.NoError(t, err)
+		got, ok, err := f.w.Get(ctx, f.key("ap"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, i, gen(got.Data))
+		require.Equal(t, out.ResourceVersion, got.ResourceVersion)
+	}
+	_, err := consistency.Apply(f.w, ctx, corev1ac.Secret("ap", f.ns), metav1.ApplyOptions{FieldManager: "test"})
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	// ConfigMaps have no status subresource: the server's answer (their
+	// generated client has ApplyStatus all the same), nothing recorded.
+	_, err = consistency.ApplyStatus(f.w, ctx, corev1ac.ConfigMap("ap", f.ns), metav1.ApplyOptions{FieldManager: "test"})
+	require.True(t, apierrors.IsNotFound(err), "ApplyStatus: %v", err)
+	requireEmptyRecord(t, f.w)
+}
+
+// UpdateStatus and ApplyStatus through the writer of a resource with a
+// status subresource (pods) are read back at once.
+func TestUpdateStatus(t *testing.T) {
+	e := needEnv(t)
+	ns := e.Namespace(t)
+	client := e.Client.CoreV1().Pods(ns)
+	src, err := k8s.New(client, func(l *corev1.PodList) []corev1.Pod { return l.Items }, k8s.Options{})
+	require.NoError(t, err)
+	inf := newInformer(t, src)
+	w, err := consistency.NewWriter[*corev1.Pod](client, inf, consistency.Options{})
+	require.NoError(t, err)
+	defer w.Close()
+	run(t, inf)
+	ctx := t.Context()
+	pod, err := w.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	key := informer.NamespacedKey{Namespace: ns, Name: "p"}
+	for i := range 5 {
+		pod.Status.Message = fmt.Sprint("update ", i)
+		pod, err = w.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		got, ok, err := w.Get(ctx, key)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, pod.Status.Message, got.Status.Message)
+
+		ac := corev1ac.Pod("p", ns).WithStatus(corev1ac.PodStatus().WithReason(fmt.Sprint("apply ", i)))
+		_, err = consistency.ApplyStatus(w, ctx, ac, metav1.ApplyOptions{FieldManager: "test", Force: true})
+		require.NoError(t, err)
+		got, _, err = w.Get(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint("apply ", i), got.Status.Reason)
+		pod = got.DeepCopy()
+	}
+	requireEmptyRecord(t, w)
 }

@@ -59,7 +59,7 @@ type cmFixture struct {
 	w      *consistency.Writer[*corev1.ConfigMap, *corev1.ConfigMap]
 }
 
-func newCMFixture(t *testing.T, opts consistency.Options) *cmFixture {
+func newCMFixture(t testing.TB, opts consistency.Options) *cmFixture {
 	t.Helper()
 	e := needEnv(t)
 	f := &cmFixture{ns: e.Namespace(t)}

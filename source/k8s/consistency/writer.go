@@ -156,10 +156,11 @@ func (w *Writer[C, T]) Patch(ctx context.Context, name string, pt types.PatchTyp
 // may hold another of the same name created since.
 //
 // The API answers a delete with no version, so Delete first reads the
-// object from the server (one GET) for its UID and version. An object that has finalizers (or is
-// deleted with foreground propagation) is not removed by the delete, only
-// marked: Delete then reads it once more and records the marked version
-// instead, which the cache shows as an update.
+// object from the server (one GET) for its UID and version. An object that
+// has finalizers, or is deleted with foreground or orphan propagation (the
+// API server adds a finalizer), is not removed by the delete, only marked:
+// Delete then reads it once more and records the marked version instead,
+// which the cache shows as an update.
 //
 // Possible errors: the client's (a NotFound from the first read is returned
 // as the delete's, without deleting).
@@ -177,15 +178,16 @@ func (w *Writer[C, T]) Delete(ctx context.Context, name string, opts metav1.Dele
 		w.log.Error(kerr, "delete not recorded: reads will not wait for it", "name", name, "resourceVersion", before.GetResourceVersion())
 		return nil
 	}
-	if len(before.GetFinalizers()) > 0 || foreground(opts) {
+	if len(before.GetFinalizers()) > 0 || finalizedByPolicy(opts) {
 		after, err := w.client.Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case err == nil && after.GetUID() == before.GetUID():
 			w.wrote(after) // marked, not removed
 			return nil
 		case err != nil && !apierrors.IsNotFound(err):
-			// Not known whether it was removed: wait for both (the
-			// marked version is after v; a removal is by UID).
+			// Not known whether it was removed: recorded as removed.
+			// If it was only marked, reads wait for their bound until
+			// it goes.
 			w.log.V(1).Info("delete: read after delete failed", "name", name, "error", err.Error())
 		}
 	}
@@ -193,10 +195,14 @@ func (w *Writer[C, T]) Delete(ctx context.Context, name string, opts metav1.Dele
 	return nil
 }
 
-// foreground reports whether opts asks for foreground propagation (the
-// object stays, marked, until its dependents are deleted).
-func foreground(opts metav1.DeleteOptions) bool {
-	return opts.PropagationPolicy != nil && *opts.PropagationPolicy == metav1.DeletePropagationForeground
+// finalizedByPolicy reports whether opts asks for foreground propagation or
+// orphaning: the API server then adds a finalizer, and the object stays,
+// marked, until the garbage collector has dealt with its dependents.
+func finalizedByPolicy(opts metav1.DeleteOptions) bool {
+	if opts.PropagationPolicy != nil {
+		return *opts.PropagationPolicy != metav1.DeletePropagationBackground
+	}
+	return opts.OrphanDependents != nil && *opts.OrphanDependents
 }
 
 // wrote records the object a write returned.

@@ -421,3 +421,24 @@ func TestUpdateStatus(t *testing.T) {
 	}
 	requireEmptyRecord(t, w)
 }
+
+// Deleting with orphan propagation marks the object (the API server adds
+// the orphan finalizer; no garbage collector runs here to remove it): Get
+// returns it marked, at once.
+func TestDeleteOrphan(t *testing.T) {
+	f := newCMFixture(t, consistency.Options{})
+	ctx := t.Context()
+	created, err := f.w.Create(ctx, cm("orphan", 1), metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = f.client.Patch(context.Background(), "orphan", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	orphan := metav1.DeletePropagationOrphan
+	require.NoError(t, f.w.Delete(ctx, "orphan", metav1.DeleteOptions{PropagationPolicy: &orphan}))
+	got, ok, err := f.w.Get(ctx, f.key("orphan"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, created.UID, got.UID)
+	require.NotNil(t, got.DeletionTimestamp)
+	require.Contains(t, got.Finalizers, metav1.FinalizerOrphanDependents)
+}

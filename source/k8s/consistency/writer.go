@@ -202,6 +202,7 @@ func finalizedByPolicy(opts metav1.DeleteOptions) bool {
 	if opts.PropagationPolicy != nil {
 		return *opts.PropagationPolicy != metav1.DeletePropagationBackground
 	}
+	//lint:ignore SA1019 deprecated but still honoured by the API server: a caller setting it gets the finalizer
 	return opts.OrphanDependents != nil && *opts.OrphanDependents
 }
 

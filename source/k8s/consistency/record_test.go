@@ -129,3 +129,80 @@ func TestParseVersion(t *testing.T) {
 		require.Equal(t, tc.ok, ok, tc.rv)
 	}
 }
+
+// Random writes, deletes, cache changes and advances, checked against a
+// plain model: the record never forgets a version the cache has not seen
+// nor a delete the cache has not applied, and holds no more than it must.
+func TestRecordModel(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		cache := map[informer.NamespacedKey]types.UID{} // what the cache holds
+		r := newRecord(func(k informer.NamespacedKey, uid types.UID) bool { return cache[k] != uid })
+		owed := map[informer.NamespacedKey]uint64{}       // highest version written per key
+		pending := map[informer.NamespacedKey]types.UID{} // deletes recorded and not superseded
+		var next, seen uint64
+		keys := []informer.NamespacedKey{key("a"), key("b"), key("c"), key("d")}
+		for step := range 2000 {
+			k := keys[rng.IntN(len(keys))]
+			switch op := rng.IntN(10); {
+			case op < 4: // a write returns; its version is newer than any seen
+				next++
+				r.wrote(k, v(next))
+				owed[k] = max(owed[k], next)
+				delete(pending, k)
+			case op < 5: // a delete of what the cache holds (or of what it has not got yet)
+				uid := cache[k]
+				if uid == "" {
+					uid = types.UID(fmt.Sprint("u", step))
+				}
+				r.deleted(k, uid, v(max(owed[k], 1)))
+				owed[k] = max(owed[k], 1)
+				pending[k] = uid
+			case op < 7: // the cache applies a change to k, then the handler is told
+				if rng.IntN(2) == 0 {
+					delete(cache, k)
+				} else {
+					cache[k] = types.UID(fmt.Sprint("u", step))
+				}
+				seen = max(seen, min(next, seen+uint64(rng.IntN(5))))
+				r.observe(seen)
+				r.touched(k)
+			case op < 9: // the cache advances
+				seen = max(seen, min(next, seen+uint64(rng.IntN(8))))
+				r.observe(seen)
+			default: // a read saw the delete applied
+				if uid, ok := pending[k]; ok && cache[k] != uid {
+					r.deleteDone(k, uid)
+				}
+			}
+			for _, k := range keys {
+				got, d, deleting := r.forKey(k)
+				if owed[k] > seen && got.n < owed[k] {
+					t.Fatalf("seed %d step %d: %v owes version %d, the record has %d (seen %d)", seed, step, k, owed[k], got.n, seen)
+				}
+				if uid, ok := pending[k]; ok && cache[k] == uid && (!deleting || d.uid != uid) {
+					t.Fatalf("seed %d step %d: %v: delete of %s forgotten while the cache holds it", seed, step, k, uid)
+				}
+			}
+			versions, deletes, order := r.size()
+			if versions > len(keys) || deletes > len(keys) || order > 2*len(keys)+65 {
+				t.Fatalf("seed %d step %d: holds %d versions, %d deletes, %d queued", seed, step, versions, deletes, order)
+			}
+			if hv, _ := r.forAll(); hv.n != 0 && hv.n <= seen {
+				t.Fatalf("seed %d step %d: List would wait for %d, seen %d", seed, step, hv.n, seen)
+			}
+		}
+		// The cache catches up and drops what was deleted.
+		for _, k := range keys {
+			if uid, ok := pending[k]; ok && cache[k] == uid {
+				delete(cache, k)
+			}
+			r.observe(next)
+			r.touched(k)
+		}
+		versions, deletes, order := r.size()
+		require.Zero(t, versions, "seed %d", seed)
+		require.Zero(t, order, "seed %d", seed)
+		require.Zero(t, deletes, "seed %d", seed)
+	}
+}

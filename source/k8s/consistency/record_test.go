@@ -134,7 +134,7 @@ func TestParseVersion(t *testing.T) {
 // plain model: the record never forgets a version the cache has not seen
 // nor a delete the cache has not applied, and holds no more than it must.
 func TestRecordModel(t *testing.T) {
-	for seed := range uint64(50) {
+	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		cache := map[informer.NamespacedKey]types.UID{} // what the cache holds
 		r := newRecord(func(k informer.NamespacedKey, uid types.UID) bool { return cache[k] != uid })

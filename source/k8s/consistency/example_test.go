@@ -2,7 +2,6 @@ package consistency_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -77,15 +76,19 @@ func ExampleNewWriter() {
 	all, err := w.List(ctx)
 	fmt.Println("after delete:", len(all), err)
 
-	// The wait is bounded: a read that reaches the bound returns the
-	// cache's answer with ErrStale. NoWait reads the cache as it is.
-	_, _, err = w.Get(ctx, key, consistency.NoWait(), consistency.MaxWait(time.Second))
-	fmt.Println("no wait:", err, errors.Is(err, consistency.ErrStale))
+	// Per call: a bound of its own (a read that reaches its bound returns
+	// the cache's answer and an error wrapping consistency.ErrStale), or no
+	// wait at all.
+	_, ok, err = w.Get(ctx, key, consistency.MaxWait(time.Second))
+	fmt.Println("bounded:", ok, err)
+	_, ok, err = w.Get(ctx, key, consistency.NoWait())
+	fmt.Println("no wait:", ok, err)
 	// Output:
 	// after create: true blue <nil>
 	// after update: green <nil>
 	// after delete: 0 <nil>
-	// no wait: <nil> false
+	// bounded: false <nil>
+	// no wait: false <nil>
 }
 
 // stampVersions makes the fake clientset give each object it creates or

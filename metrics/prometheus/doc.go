@@ -28,6 +28,7 @@
 //	ginformer_restore_duration_seconds                gauge      informer
 //	ginformer_snapshot_bytes                          gauge      informer
 //	ginformer_snapshot_timestamp_seconds              gauge      informer
+//	ginformer_read_wait_duration_seconds              histogram  writer, op, result
 //
 // informer is [informer.Options].Name, handler is
 // [informer.HandlerOptions].Name, type is the watch event's type (added,
@@ -44,4 +45,10 @@
 // metrics, with the same names, the one label name (the queue's Name) and
 // the same buckets, so that client-go's dashboards and alerts work
 // unchanged; [WorkqueueMetrics] lists them.
+//
+// [Metrics] also implements the Metrics of
+// github.com/ginformer/ginformer/source/k8s/consistency (its ReadWaited
+// method, with plain string arguments, so this module does not import that
+// one): writer is that package's Options.Name, op "get" or "list", result
+// "ok", "timeout", "canceled", "closed" or "error".
 package prometheus

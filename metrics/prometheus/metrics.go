@@ -18,6 +18,9 @@ const (
 	labelType     = "type"
 	labelClass    = "class"
 	labelOutcome  = "outcome"
+	labelWriter   = "writer"
+	labelOp       = "op"
+	labelResult   = "result"
 )
 
 const namespace = "ginformer"
@@ -35,6 +38,11 @@ type Options struct {
 	// 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms, 1s, 2.5s, 5s, 10s, 30s,
 	// 60s.
 	HandlerBuckets []float64
+	// ReadWaitBuckets are the upper bounds (seconds, strictly increasing) of
+	// ginformer_read_wait_duration_seconds (a read-your-writes reader's wait
+	// for the cache: source/k8s/consistency). Zero: those of HandlerBuckets'
+	// default.
+	ReadWaitBuckets []float64
 }
 
 var (
@@ -58,6 +66,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if o.HandlerBuckets, err = buckets("Options.HandlerBuckets", o.HandlerBuckets, defaultHandlerBuckets, informer.ErrInvalidOptions); err != nil {
+		return o, err
+	}
+	if o.ReadWaitBuckets, err = buckets("Options.ReadWaitBuckets", o.ReadWaitBuckets, defaultHandlerBuckets, informer.ErrInvalidOptions); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -99,6 +110,7 @@ type Metrics struct {
 	restoreTime     *prometheus.GaugeVec     // informer
 	snapshotBytes   *prometheus.GaugeVec     // informer
 	snapshotTime    *prometheus.GaugeVec     // informer
+	readWaits       *prometheus.HistogramVec // writer, op, result
 }
 
 var _ informer.Metrics = (*Metrics)(nil)
@@ -169,6 +181,9 @@ func New(opts Options) (*Metrics, error) {
 		snapshotTime: gauge("snapshot_timestamp_seconds",
 			"Unix time of the last snapshot written: time() minus it is the snapshot's age.",
 			labelInformer),
+		readWaits: histogram("read_wait_duration_seconds",
+			"Time a read-your-writes read waited for the cache to show its writer's writes, by operation (get, list) and result (ok, timeout, canceled, closed, error).",
+			opts.ReadWaitBuckets, labelWriter, labelOp, labelResult),
 	}, nil
 }
 
@@ -177,7 +192,7 @@ func (m *Metrics) vecs() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.events, m.lists, m.watchRestarts, m.errors, m.queueDepth,
 		m.handlerBacklog, m.processing, m.handlerCalls, m.versionApplied, m.initialSyncTime,
-		m.starts, m.restoreTime, m.snapshotBytes, m.snapshotTime,
+		m.starts, m.restoreTime, m.snapshotBytes, m.snapshotTime, m.readWaits,
 	}
 }
 
@@ -292,4 +307,10 @@ func (m *Metrics) WarmStart(informerName string, outcome informer.StartOutcome, 
 func (m *Metrics) SnapshotWritten(informerName string, bytes int64, at time.Time) {
 	m.snapshotBytes.WithLabelValues(informerName).Set(float64(bytes))
 	m.snapshotTime.WithLabelValues(informerName).Set(float64(at.UnixNano()) / 1e9)
+}
+
+// ReadWaited observes one read's wait for the cache (source/k8s/consistency's
+// Metrics, which this implements without importing it).
+func (m *Metrics) ReadWaited(writer, op, result string, d time.Duration) {
+	m.readWaits.WithLabelValues(writer, op, result).Observe(d.Seconds())
 }

@@ -55,6 +55,9 @@ func TestMetricsExposition(t *testing.T) {
 	m.Relisted("nodes")
 	m.WarmStart("pods", informer.StartResumed, 250*time.Millisecond)
 	m.SnapshotWritten("pods", 4096, at)
+	m.ReadWaited("ctrl", "get", "ok", 300*time.Microsecond)
+	m.ReadWaited("ctrl", "get", "ok", 2*time.Millisecond)
+	m.ReadWaited("ctrl", "list", "timeout", 5*time.Second)
 
 	e := scrape(t, reg)
 	for _, c := range []struct {
@@ -103,6 +106,7 @@ func TestMetricsExposition(t *testing.T) {
 		"ginformer_restore_duration_seconds":               dto.MetricType_GAUGE,
 		"ginformer_snapshot_bytes":                         dto.MetricType_GAUGE,
 		"ginformer_snapshot_timestamp_seconds":             dto.MetricType_GAUGE,
+		"ginformer_read_wait_duration_seconds":             dto.MetricType_HISTOGRAM,
 	}
 	for name, f := range e {
 		want, ok := types[name]
@@ -135,6 +139,13 @@ func TestMetricsExposition(t *testing.T) {
 	if b1, b2, b3 := bucket(t, h, 0.005), bucket(t, h, 30), bucket(t, h, 60); b1 != 1 || b2 != 1 || b3 != 2 {
 		t.Errorf("handler buckets le=0.005: %d, le=30: %d, le=60: %d; want 1, 1, 2", b1, b2, b3)
 	}
+	rw := e.histogram(t, "ginformer_read_wait_duration_seconds", "writer", "ctrl", "op", "get", "result", "ok")
+	if rw.GetSampleCount() != 2 || bucket(t, rw, 0.0005) != 1 {
+		t.Errorf("read waits: count %d, le=0.0005: %d; want 2 and 1", rw.GetSampleCount(), bucket(t, rw, 0.0005))
+	}
+	if c := e.histogram(t, "ginformer_read_wait_duration_seconds", "writer", "ctrl", "op", "list", "result", "timeout").GetSampleCount(); c != 1 {
+		t.Errorf("read waits, list timeout: count %d, want 1", c)
+	}
 }
 
 func TestOptionsBuckets(t *testing.T) {
@@ -147,6 +158,8 @@ func TestOptionsBuckets(t *testing.T) {
 		{"custom", informerprom.Options{ProcessingBuckets: []float64{0.001, 1}, HandlerBuckets: []float64{1}}, true},
 		{"decreasing", informerprom.Options{ProcessingBuckets: []float64{1, 0.5}}, false},
 		{"repeated", informerprom.Options{HandlerBuckets: []float64{1, 1}}, false},
+		{"read waits", informerprom.Options{ReadWaitBuckets: []float64{0.1, 1, 10}}, true},
+		{"read waits decreasing", informerprom.Options{ReadWaitBuckets: []float64{1, 0.1}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := informerprom.New(c.opts)
@@ -175,6 +188,14 @@ func TestOptionsBuckets(t *testing.T) {
 			}
 			if n := len(e.histogram(t, "ginformer_handler_call_duration_seconds", "informer", "i", "handler", "h").GetBucket()); n != wantH+1 {
 				t.Errorf("handler calls: %d buckets, want %d and +Inf", n, wantH)
+			}
+			m.ReadWaited("w", "get", "ok", time.Millisecond)
+			wantR := len(c.opts.ReadWaitBuckets)
+			if wantR == 0 {
+				wantR = 16
+			}
+			if n := len(scrape(t, reg).histogram(t, "ginformer_read_wait_duration_seconds", "writer", "w", "op", "get", "result", "ok").GetBucket()); n != wantR+1 {
+				t.Errorf("read waits: %d buckets, want %d and +Inf", n, wantR)
 			}
 		})
 	}
@@ -276,6 +297,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	m.HandlerCallDuration("i", "h", 0)
 	m.VersionApplied("i", time.Now())
 	m.Synced("i", 0)
+	m.ReadWaited("w", "get", "ok", 0)
 	e := scrape(t, reg)
 	for _, file := range []string{"doc.go", "../../docs/metrics.md"} {
 		doc, err := os.ReadFile(file)

@@ -17,9 +17,9 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/ctxtime"
-	"github.com/ginformer/ginformer/internal/keepalive"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/internal/keepalive"
 )
 
 // MembershipOptions configures a [Membership]. Client, Prefix and Name are

@@ -14,8 +14,8 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/safecall"
-	"github.com/ginformer/ginformer/internal/sourcekit"
 	"github.com/ginformer/ginformer/internal/valuecodec"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // Warm restarts: what the source gives an informer's snapshots

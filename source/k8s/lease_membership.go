@@ -13,9 +13,9 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/keepalive"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/internal/keepalive"
 )
 
 // Labels and annotations of the Leases a [LeaseMembership] writes.

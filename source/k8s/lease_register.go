@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ginformer/ginformer/internal/ctxtime"
-	"github.com/ginformer/ginformer/internal/keepalive"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/internal/keepalive"
 )
 
 // errNameTaken: another registration's Lease has this member's name.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ginformer/ginformer/internal/ctxtime"
-	"github.com/ginformer/ginformer/internal/keepalive"
+	"github.com/ginformer/ginformer/source/internal/keepalive"
 )
 
 // leaseObs is a member's Lease as this member observed it.

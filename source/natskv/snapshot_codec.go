@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ginformer/ginformer/internal/sourcekit"
 	"github.com/ginformer/ginformer/internal/valuecodec"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // objectCodec is the snapshot codec of the source's objects

@@ -6,6 +6,13 @@
 // line and the final summary. What talks to a particular source (its
 // setup, its writes, reading it back for the final check) stays in each
 // program.
+//
+// It is support code for the example programs, not API: nothing in it is
+// covered by compatibility promises. It is not under an internal/ directory
+// only because Go's internal rule admits no directory that both
+// examples/quickstart and source/*/examples/quickstart may import from,
+// except the module root's internal/, which holds only what sits below the
+// engine.
 package demo
 
 import (

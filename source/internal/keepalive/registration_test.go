@@ -12,7 +12,7 @@ func TestClockDrift(t *testing.T) {
 		in, want float64
 		bad      bool
 	}{
-		{0, DefaultClockDrift, false},
+		{0, defaultClockDrift, false},
 		{0.2, 0.2, false},
 		{-0.1, 0, true},
 		{0.5, 0, true},

@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// DefaultClockDrift is the MaxClockDrift of a membership whose option is
+// defaultClockDrift is the MaxClockDrift of a membership whose option is
 // zero: 1%.
-const DefaultClockDrift = 0.01
+const defaultClockDrift = 0.01
 
 // ClockDrift checks a membership's MaxClockDrift option and returns it with
-// its default ([DefaultClockDrift] for zero).
+// its default (defaultClockDrift for zero).
 //
 // Possible errors: a description of the bad value, for the caller to wrap
 // with its own prefix and its invalid-options sentinel.
@@ -19,7 +19,7 @@ func ClockDrift(d float64) (float64, error) {
 	case d < 0 || d >= 0.5:
 		return d, fmt.Errorf("MaxClockDrift %v not in [0, 0.5)", d)
 	case d == 0:
-		return DefaultClockDrift, nil
+		return defaultClockDrift, nil
 	}
 	return d, nil
 }

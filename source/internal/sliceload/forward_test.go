@@ -141,8 +141,8 @@ func TestForwardChangedEndsWithEnded(t *testing.T) {
 		close(r.changed)
 		got := r.receive()
 		<-r.done
-		if len(got) != 1 || got[0].Err == nil || got[0].Err.Error() != Ended(testSource, 4).Error() {
-			t.Fatalf("got %+v, want one Error event %q", got, Ended(testSource, 4))
+		if len(got) != 1 || got[0].Err == nil || got[0].Err.Error() != ended(testSource, 4).Error() {
+			t.Fatalf("got %+v, want one Error event %q", got, ended(testSource, 4))
 		}
 	})
 }

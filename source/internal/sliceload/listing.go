@@ -55,7 +55,7 @@ func (t *Tracker) LastPage(sl shard.Slice) {
 // StartWatch is a sharded source's Watch up to opening the watch: it
 // returns the current slice of slices, which the watch is to serve, and
 // the channel closed when it changes. A plain watch that follows a paged
-// list records that list as committed ([Tracker.Loaded]). A streaming list
+// list records that list as committed (Tracker.markLoaded). A streaming list
 // (opts.SendInitialEvents) makes the slice the one being listed; a plain
 // watch must find the slice of the last list. A plain watch with
 // NotifyCaughtUp, which an informer restored from a snapshot opens instead

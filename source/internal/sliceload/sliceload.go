@@ -33,11 +33,11 @@ type Tracker struct {
 	changed chan struct{}
 }
 
-// Loaded records that the consumer committed a list of sl (a source knows
+// markLoaded records that the consumer committed a list of sl (a source knows
 // it when the consumer comes back for more after the list: the watch that
 // follows a paged list, or the first event after a streaming list's end).
 // An older generation than the one recorded is ignored.
-func (t *Tracker) Loaded(sl shard.Slice) {
+func (t *Tracker) markLoaded(sl shard.Slice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.loadedLocked(sl)
@@ -110,9 +110,9 @@ func (t *Tracker) WaitCurrent(ctx context.Context, source string, slices Slicer,
 	return sl, nil
 }
 
-// Ended is the error a sharded source's watch ends with when its slice,
+// ended is the error a sharded source's watch ends with when its slice,
 // generation gen, is replaced: it wraps [informer.ErrRelistRequested] and
 // [informer.ErrExpired], so the informer lists the new slice.
-func Ended(source string, gen uint64) error {
+func ended(source string, gen uint64) error {
 	return fmt.Errorf("%s: slice changed (generation %d ended): %w: %w", source, gen, informer.ErrRelistRequested, informer.ErrExpired)
 }

@@ -122,7 +122,7 @@ func TestTrackerSequences(t *testing.T) {
 				var err error
 				switch s.op {
 				case "loaded":
-					tr.Loaded(shard.Slice{Gen: s.gen})
+					tr.markLoaded(shard.Slice{Gen: s.gen})
 					continue
 				case "last":
 					tr.LastPage(shard.Slice{Gen: s.gen})
@@ -227,7 +227,7 @@ func TestWait(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var tr Tracker
 				if tt.loaded != 0 {
-					tr.Loaded(shard.Slice{Gen: tt.loaded})
+					tr.markLoaded(shard.Slice{Gen: tt.loaded})
 				}
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
@@ -240,7 +240,7 @@ func TestWait(t *testing.T) {
 				}()
 				synctest.Wait()
 				if tt.later != 0 {
-					tr.Loaded(shard.Slice{Gen: tt.later})
+					tr.markLoaded(shard.Slice{Gen: tt.later})
 					synctest.Wait()
 				}
 				if tt.cancel {
@@ -264,7 +264,7 @@ func TestWait(t *testing.T) {
 func TestWaitCurrentWaitsForTheCurrentSlice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var tr Tracker
-		tr.Loaded(shard.Slice{Gen: 1})
+		tr.markLoaded(shard.Slice{Gen: 1})
 		sl := &fakeSlicer{gen: 2}
 		done := make(chan uint64)
 		go func() {
@@ -280,7 +280,7 @@ func TestWaitCurrentWaitsForTheCurrentSlice(t *testing.T) {
 			t.Fatalf("WaitCurrent returned generation %d before generation 2 was loaded", gen)
 		default:
 		}
-		tr.Loaded(shard.Slice{Gen: 2})
+		tr.markLoaded(shard.Slice{Gen: 2})
 		if gen := <-done; gen != 2 {
 			t.Fatalf("WaitCurrent: generation %d, want 2", gen)
 		}
@@ -288,7 +288,7 @@ func TestWaitCurrentWaitsForTheCurrentSlice(t *testing.T) {
 }
 
 func TestEnded(t *testing.T) {
-	err := Ended(testSource, 7)
+	err := ended(testSource, 7)
 	if !errors.Is(err, informer.ErrRelistRequested) || !errors.Is(err, informer.ErrExpired) {
 		t.Fatalf("%v: does not wrap ErrRelistRequested and ErrExpired", err)
 	}

@@ -13,9 +13,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/fields"
 	"github.com/ginformer/ginformer/internal/safecall"
 	"github.com/ginformer/ginformer/internal/valuecodec"
-	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // Warm restarts: what the source gives an informer's snapshots
@@ -189,7 +189,7 @@ func (c snapshotCodec[T]) AppendEncode(dst []byte, obj *Object[T]) ([]byte, erro
 // Possible errors: bytes that are no encoded object; the codec's Decode (or
 // its panic, recovered), wrapped.
 func (c snapshotCodec[T]) Decode(data []byte) (*Object[T], error) {
-	d := sourcekit.FieldReader{Data: data}
+	d := fields.Reader{Data: data}
 	flags := d.Uvarint()
 	key := d.Bytes()
 	obj := &Object[T]{

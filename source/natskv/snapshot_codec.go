@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ginformer/ginformer/internal/fields"
 	"github.com/ginformer/ginformer/internal/valuecodec"
-	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // objectCodec is the snapshot codec of the source's objects
@@ -106,7 +106,7 @@ func (c objectCodec[T]) AppendEncode(dst []byte, o *Object[T]) ([]byte, error) {
 // Possible errors: an error wrapping errMalformed (truncated, trailing or
 // unknown bytes); the value codec's (wrapped).
 func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
-	r := sourcekit.FieldReader{Data: data}
+	r := fields.Reader{Data: data}
 	flags := r.Byte()
 	o := &Object[T]{Revision: r.Uvarint(), ValueUnknown: flags&flagValueUnknown != 0}
 	if flags&flagNoCreated == 0 {

@@ -8,8 +8,9 @@ import (
 // Forward is the goroutine of a sharded source's watch of slice sl: it
 // forwards the events of inner to out until inner ends, out is stopped, or
 // changed is closed (the slice changed: then it sends an Error event with
-// the error ended(source, sl.Gen), and returns). It calls keep for each Added, Modified
-// and Deleted event and drops the event if keep returns false. For a
+// the error ended(source, sl.Gen), and returns). It calls keep for each
+// Added, Modified and Deleted event and drops the event if keep returns
+// false. For a
 // streaming list (initial), the end marker is followed by a bookmark at its
 // version: out is unbuffered, so once that one is taken the consumer has
 // committed the list, which Forward records in t (Tracker.markLoaded). It

@@ -1,4 +1,4 @@
-package k8s
+package lease
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type recordKey struct{ name, uid, claimsRV string }
 // renewed meanwhile (then its expiry starts over from now). A record is
 // removed once a get of its member's Lease answers NotFound or another UID:
 // the incarnation that wrote it is gone for good.
-func (m *LeaseMembership) janitor(ctx context.Context) {
+func (m *Membership) janitor(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// done: Leases (uid/rv) deleted or found gone, not to be tried again.
@@ -106,7 +106,7 @@ func (m *LeaseMembership) janitor(ctx context.Context) {
 // is still the incarnation and version observed. It reports whether that is
 // settled (deleted, gone, or changed meanwhile: then observed again now);
 // false after a failure to reach the apiserver.
-func (m *LeaseMembership) expire(ctx context.Context, o *leaseObs) bool {
+func (m *Membership) expire(ctx context.Context, o *leaseObs) bool {
 	uid := types.UID(o.uid)
 	err := m.opts.Client.Delete(ctx, o.name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &o.rv},
@@ -133,7 +133,7 @@ func (m *LeaseMembership) expire(ctx context.Context, o *leaseObs) bool {
 // incarnation is not in the view (live: holder and UID) and, read from the
 // apiserver, is gone. This member's own records are left to it. It reports
 // false after a failure to reach the apiserver.
-func (m *LeaseMembership) removeDead(ctx context.Context, c claimsObs, live map[[2]string]bool, checked map[recordKey]struct{}) bool {
+func (m *Membership) removeDead(ctx context.Context, c claimsObs, live map[[2]string]bool, checked map[recordKey]struct{}) bool {
 	dead := map[string]string{}
 	ok := true
 	for name, rec := range c.recs {

@@ -1,4 +1,4 @@
-package etcd
+package lease
 
 import (
 	"context"
@@ -19,12 +19,13 @@ import (
 	"github.com/ginformer/ginformer/internal/ctxtime"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 	"github.com/ginformer/ginformer/source/internal/keepalive"
 )
 
-// MembershipOptions configures a [Membership]. Client, Prefix and Name are
+// Options configures a [Membership]. Client, Prefix and Name are
 // required; every other field's zero value is a safe default.
-type MembershipOptions struct {
+type Options struct {
 	// Client talks to etcd. Required. The membership never closes it.
 	Client *clientv3.Client
 	// Prefix is where the members register, one key each (Prefix+Name).
@@ -56,7 +57,7 @@ type MembershipOptions struct {
 }
 
 // withDefaults validates o and fills in the defaults.
-func (o MembershipOptions) withDefaults() (MembershipOptions, error) {
+func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.Client == nil:
 		return o, fmt.Errorf("etcd membership: Client is required: %w", informer.ErrInvalidOptions)
@@ -106,9 +107,9 @@ func (o MembershipOptions) withDefaults() (MembershipOptions, error) {
 // validity treats its lease as lost: it revokes it (if etcd is reachable),
 // and registers again under a new lease, holding nothing.
 //
-// Safe for concurrent use. Use [NewMembership].
+// Safe for concurrent use. Use [New].
 type Membership struct {
-	opts MembershipOptions
+	opts Options
 	log  logr.Logger
 	key  string
 	ttl  int64 // seconds asked for
@@ -137,11 +138,11 @@ type memberValue struct {
 	Held   string `json:"held"`
 }
 
-// NewMembership validates opts and returns a membership. It does not
+// New validates opts and returns a membership. It does not
 // contact etcd.
 //
 // Possible errors: [informer.ErrInvalidOptions].
-func NewMembership(opts MembershipOptions) (*Membership, error) {
+func New(opts Options) (*Membership, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -227,7 +228,7 @@ func (m *Membership) write(ctx context.Context, epoch int64, held shard.Set, ext
 		Then(clientv3.OpPut(m.key, string(val), clientv3.WithLease(clientv3.LeaseID(epoch)))).
 		Else(clientv3.OpGet(m.key)).Commit()
 	if err != nil {
-		return fmt.Errorf("etcd membership: record %s: %w", held, classify(err))
+		return fmt.Errorf("etcd membership: record %s: %w", held, classify.Error(err))
 	}
 	if resp.Succeeded {
 		return nil

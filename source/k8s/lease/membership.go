@@ -1,4 +1,4 @@
-package k8s
+package lease
 
 import (
 	"context"
@@ -18,20 +18,20 @@ import (
 	"github.com/ginformer/ginformer/source/internal/keepalive"
 )
 
-// Labels and annotations of the Leases a [LeaseMembership] writes.
+// Labels and annotations of the Leases a [Membership] writes.
 const (
-	// LeaseGroupLabel is set to [LeaseMembershipOptions.Group] on every Lease
+	// GroupLabel is set to [Options.Group] on every Lease
 	// of a group (members' and the claims object); the membership lists and
 	// watches the Leases of its namespace with this label.
-	LeaseGroupLabel = "shard.ginformer.io/group"
-	// LeaseClaimsAnnotation holds, on the group's claims Lease, the JSON record
+	GroupLabel = "shard.ginformer.io/group"
+	// ClaimsAnnotation holds, on the group's claims Lease, the JSON record
 	// of what each member holds.
-	LeaseClaimsAnnotation = "shard.ginformer.io/claims"
+	ClaimsAnnotation = "shard.ginformer.io/claims"
 )
 
-// LeaseMembershipOptions configures a [LeaseMembership]. Client, Group and
+// Options configures a [Membership]. Client, Group and
 // Name are required; every other field's zero value is a safe default.
-type LeaseMembershipOptions struct {
+type Options struct {
 	// Client reads and writes the group's Leases, in its namespace
 	// (clientset.CoordinationV1().Leases(ns)). Required. The membership
 	// needs get, list, watch, create, update and delete on leases in that
@@ -39,7 +39,7 @@ type LeaseMembershipOptions struct {
 	Client coordinationv1client.LeaseInterface
 	// Group names the sharded program: every replica uses the same Group
 	// (and namespace), and nothing else may write or delete the Leases
-	// labelled [LeaseGroupLabel]=Group (the guarantee of [shard.Owner] assumes a
+	// labelled [GroupLabel]=Group (the guarantee of [shard.Owner] assumes a
 	// member's record goes only when its registration ended). Required; a
 	// DNS-1123 label (lowercase letters, digits, '-', at most 63). The
 	// claims object is the Lease named Group; each member's is Group.Name.
@@ -72,8 +72,8 @@ type LeaseMembershipOptions struct {
 }
 
 // withDefaults validates o and fills in the defaults.
-func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
-	bad := func(format string, args ...any) (LeaseMembershipOptions, error) {
+func (o Options) withDefaults() (Options, error) {
+	bad := func(format string, args ...any) (Options, error) {
 		return o, fmt.Errorf("k8s lease membership: "+format+": %w", append(args, informer.ErrInvalidOptions)...)
 	}
 	switch {
@@ -101,7 +101,7 @@ func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
 	return o, nil
 }
 
-// LeaseMembership is a [shard.Membership] built on coordination.k8s.io/v1
+// Membership is a [shard.Membership] built on coordination.k8s.io/v1
 // Leases, for replicas that talk to a Kubernetes apiserver. Hand it to
 // [shard.NewOwner], which runs it.
 //
@@ -110,12 +110,12 @@ func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
 //     every third of its duration with an Update conditioned on its
 //     resourceVersion.
 //   - Claims: what every member holds lives in one object, the Lease named
-//     Group, as JSON in its [LeaseClaimsAnnotation]; each record names the
+//     Group, as JSON in its [ClaimsAnnotation]; each record names the
 //     member, the UID of the member's Lease and the shards it holds. Claims
 //     and releases are Updates of that object conditioned on the
 //     resourceVersion the view read (409 Conflict → [shard.ErrConflict]).
 //   - View: one list then watch of the namespace's Leases labelled
-//     [LeaseGroupLabel]=Group, so the members' Leases and the claims object come
+//     [GroupLabel]=Group, so the members' Leases and the claims object come
 //     in one stream, in the apiserver's order: each view is the state at one
 //     resourceVersion. The members are the holders of the Leases and the
 //     names of the records (a record outlives its Lease until it is
@@ -150,7 +150,7 @@ func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
 //     a get showed the Lease incarnation named in the record gone. A Lease
 //     goes only by its member's delete or by an observer's delete
 //     conditioned on the resourceVersion it judged expired.
-//  3. [LeaseMembership.ValidUntil] is the send time of the last successful
+//  3. [Membership.ValidUntil] is the send time of the last successful
 //     renewal (or of the create) + LeaseDuration·(1 − MaxClockDrift). An
 //     observer's successful conditional delete proves that renewal was the
 //     last write to the Lease; the observer saw it no earlier than it was
@@ -175,9 +175,9 @@ func (o LeaseMembershipOptions) withDefaults() (LeaseMembershipOptions, error) {
 // record, then the new owners claim. A graceful leave deletes the Lease
 // and the record at once.
 //
-// Safe for concurrent use. Use [NewLeaseMembership].
-type LeaseMembership struct {
-	opts      LeaseMembershipOptions
+// Safe for concurrent use. Use [New].
+type Membership struct {
+	opts      Options
 	log       logr.Logger
 	leaseName string // this member's Lease: Group.Name
 	// reg is the current registration: its Info is the Lease's UID.
@@ -195,16 +195,16 @@ type LeaseMembership struct {
 	changed keepalive.Changes    // closed when the view changes
 }
 
-// NewLeaseMembership validates opts and returns a membership. It does not
+// New validates opts and returns a membership. It does not
 // contact the apiserver.
 //
 // Possible errors: [informer.ErrInvalidOptions].
-func NewLeaseMembership(opts LeaseMembershipOptions) (*LeaseMembership, error) {
+func New(opts Options) (*Membership, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &LeaseMembership{
+	return &Membership{
 		opts:      opts,
 		log:       opts.Logger.WithValues("group", opts.Group, "member", opts.Name),
 		leaseName: opts.Group + "." + opts.Name,
@@ -212,20 +212,20 @@ func NewLeaseMembership(opts LeaseMembershipOptions) (*LeaseMembership, error) {
 	}, nil
 }
 
-var _ shard.Membership = (*LeaseMembership)(nil)
+var _ shard.Membership = (*Membership)(nil)
 
 // Name returns this member's name.
-func (m *LeaseMembership) Name() string { return m.opts.Name }
+func (m *Membership) Name() string { return m.opts.Name }
 
 // ValidUntil returns until when registration epoch is certainly alive: no
 // other member can have judged its Lease expired before (see
-// [LeaseMembership] for the clock assumption). The zero time if epoch is
+// [Membership] for the clock assumption). The zero time if epoch is
 // not the current registration. Two atomic loads.
-func (m *LeaseMembership) ValidUntil(epoch int64) time.Time { return m.reg.ValidUntil(epoch) }
+func (m *Membership) ValidUntil(epoch int64) time.Time { return m.reg.ValidUntil(epoch) }
 
 // Current returns the latest view; ok is false before the first list of the
 // group's Leases. The channel is closed when a newer view is available.
-func (m *LeaseMembership) Current() (shard.View, <-chan struct{}, bool) {
+func (m *Membership) Current() (shard.View, <-chan struct{}, bool) {
 	r := m.reg.Load()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -251,12 +251,12 @@ func (m *LeaseMembership) Current() (shard.View, <-chan struct{}, bool) {
 }
 
 // publishLocked tells waiters that the view changed.
-func (m *LeaseMembership) publishLocked() {
+func (m *Membership) publishLocked() {
 	m.seq++
 	m.changed.Publish()
 }
 
-func (m *LeaseMembership) publish() {
+func (m *Membership) publish() {
 	m.mu.Lock()
 	m.publishLocked()
 	m.mu.Unlock()
@@ -271,7 +271,7 @@ func (m *LeaseMembership) publish() {
 // [shard.Membership.Run].
 //
 // Possible errors: [informer.ErrAlreadyStarted].
-func (m *LeaseMembership) Run(ctx context.Context) error {
+func (m *Membership) Run(ctx context.Context) error {
 	if !m.started.CompareAndSwap(false, true) {
 		return informer.ErrAlreadyStarted
 	}

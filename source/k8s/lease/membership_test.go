@@ -1,4 +1,4 @@
-package k8s_test
+package lease_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/shard/shardtest"
-	"github.com/ginformer/ginformer/source/k8s"
+	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
 // TestLeaseMembershipShards runs 3 replicas, adds a 4th, cuts one off
@@ -91,7 +91,7 @@ func TestLeaseMembershipShards(t *testing.T) {
 }
 
 // runMembership runs m until the test ends.
-func runMembership(t *testing.T, m *k8s.LeaseMembership) {
+func runMembership(t *testing.T, m *lease.Membership) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { require.NoError(t, m.Run(ctx)) })
@@ -99,7 +99,7 @@ func runMembership(t *testing.T, m *k8s.LeaseMembership) {
 }
 
 // viewWhere waits until m's view satisfies ok.
-func viewWhere(t *testing.T, m *k8s.LeaseMembership, ok func(shard.View) bool) shard.View {
+func viewWhere(t *testing.T, m *lease.Membership, ok func(shard.View) bool) shard.View {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
@@ -133,8 +133,8 @@ func TestLeaseMembershipClaims(t *testing.T) {
 	e := needEnv(t)
 	ns := e.Namespace(t)
 	leases := e.Client.CoordinationV1().Leases(ns)
-	newM := func(name string) *k8s.LeaseMembership {
-		m, err := k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
+	newM := func(name string) *lease.Membership {
+		m, err := lease.New(lease.Options{
 			Client: leases, Group: "cas", Name: name, LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
 		})
 		require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestLeaseMembershipClaims(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a", *l.Spec.HolderIdentity)
 	require.EqualValues(t, 2, *l.Spec.LeaseDurationSeconds)
-	require.Equal(t, "cas", l.Labels[k8s.LeaseGroupLabel])
+	require.Equal(t, "cas", l.Labels[lease.GroupLabel])
 	c, err := leases.Get(ctx, "cas", metav1.GetOptions{})
 	require.NoError(t, err)
 	var claims struct {
@@ -209,7 +209,7 @@ func TestLeaseMembershipClaims(t *testing.T) {
 			Held string `json:"held"`
 		} `json:"members"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(c.Annotations[k8s.LeaseClaimsAnnotation]), &claims))
+	require.NoError(t, json.Unmarshal([]byte(c.Annotations[lease.ClaimsAnnotation]), &claims))
 	require.Equal(t, string(l.UID), claims.Members["a"].UID)
 	require.Equal(t, "0", claims.Members["a"].Held)
 	require.Equal(t, "3-4", claims.Members["b"].Held)
@@ -221,15 +221,15 @@ func TestLeaseMembershipNameTaken(t *testing.T) {
 	e := needEnv(t)
 	ns := e.Namespace(t)
 	leases := e.Client.CoordinationV1().Leases(ns)
-	opts := k8s.LeaseMembershipOptions{Client: leases, Group: "dup", Name: "x", LeaseDuration: testLeaseDuration, Logger: leaseQuiet()}
-	first, err := k8s.NewLeaseMembership(opts)
+	opts := lease.Options{Client: leases, Group: "dup", Name: "x", LeaseDuration: testLeaseDuration, Logger: leaseQuiet()}
+	first, err := lease.New(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = first.Run(ctx) })
 	v1 := viewWhere(t, first, func(v shard.View) bool { return v.Epoch != 0 })
 
-	second, err := k8s.NewLeaseMembership(opts)
+	second, err := lease.New(opts)
 	require.NoError(t, err)
 	runMembership(t, second)
 	v := viewWhere(t, second, func(v shard.View) bool { return len(v.Members) == 1 })
@@ -250,7 +250,7 @@ func TestLeaseMembershipLeaseLost(t *testing.T) {
 	e := needEnv(t)
 	ns := e.Namespace(t)
 	leases := e.Client.CoordinationV1().Leases(ns)
-	m, err := k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
+	m, err := lease.New(lease.Options{
 		Client: leases, Group: "lost", Name: "x", LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
 	})
 	require.NoError(t, err)
@@ -277,7 +277,7 @@ func TestLeaseMembershipOptions(t *testing.T) {
 		return fake.NewClientset().CoordinationV1().Leases("default")
 	}
 	long := strings.Repeat(strings.Repeat("a", 63)+".", 3) + strings.Repeat("a", 61) // 253
-	for name, o := range map[string]k8s.LeaseMembershipOptions{
+	for name, o := range map[string]lease.Options{
 		"no client":   {Group: "g", Name: "a"},
 		"no group":    {Client: fakeLeases(), Name: "a"},
 		"group dot":   {Client: fakeLeases(), Group: "g.h", Name: "a"},
@@ -287,11 +287,11 @@ func TestLeaseMembershipOptions(t *testing.T) {
 		"name length": {Client: fakeLeases(), Group: "g", Name: long},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := k8s.NewLeaseMembership(o)
+			_, err := lease.New(o)
 			require.ErrorIs(t, err, informer.ErrInvalidOptions)
 		})
 	}
-	m, err := k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{Client: fakeLeases(), Group: "g", Name: "pod-0.x"})
+	m, err := lease.New(lease.Options{Client: fakeLeases(), Group: "g", Name: "pod-0.x"})
 	require.NoError(t, err)
 	require.Equal(t, "pod-0.x", m.Name())
 	_, _, ok := m.Current()

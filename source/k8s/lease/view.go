@@ -1,4 +1,4 @@
-package k8s
+package lease
 
 import (
 	"context"
@@ -31,7 +31,7 @@ const watchTimeout = 5 * time.Minute
 
 // watchLoop keeps the view: a list of the group's Leases, then a watch from
 // its resourceVersion, again after any failure or end of the watch.
-func (m *LeaseMembership) watchLoop(ctx context.Context) {
+func (m *Membership) watchLoop(ctx context.Context) {
 	backoff := keepalive.Backoff{Min: 50 * time.Millisecond, Max: m.renewEvery()}
 	for ctx.Err() == nil {
 		err := m.listAndWatch(ctx)
@@ -50,12 +50,12 @@ func (m *LeaseMembership) watchLoop(ctx context.Context) {
 	}
 }
 
-func (m *LeaseMembership) selector() string { return LeaseGroupLabel + "=" + m.opts.Group }
+func (m *Membership) selector() string { return GroupLabel + "=" + m.opts.Group }
 
 // listAndWatch lists the group's Leases (a consistent read), publishes them
 // as one view, then applies the watch's events one by one until the watch
 // ends.
-func (m *LeaseMembership) listAndWatch(ctx context.Context) error {
+func (m *Membership) listAndWatch(ctx context.Context) error {
 	list, err := m.opts.Client.List(ctx, metav1.ListOptions{LabelSelector: m.selector()})
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func (m *LeaseMembership) listAndWatch(ctx context.Context) error {
 // observe reads a member's Lease observed at now; prev is its previous
 // observation (nil if none). It keeps prev's time if the Lease did not
 // change, and returns nil for a Lease that is not a member's of this group.
-func (m *LeaseMembership) observe(l *coordinationv1.Lease, prev *leaseObs, now time.Time) *leaseObs {
+func (m *Membership) observe(l *coordinationv1.Lease, prev *leaseObs, now time.Time) *leaseObs {
 	if l.Spec.HolderIdentity == nil || l.Name != m.opts.Group+"."+*l.Spec.HolderIdentity {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (m *LeaseMembership) observe(l *coordinationv1.Lease, prev *leaseObs, now t
 }
 
 // apply records an added or modified Lease.
-func (m *LeaseMembership) apply(l *coordinationv1.Lease) {
+func (m *Membership) apply(l *coordinationv1.Lease) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -164,7 +164,7 @@ func (m *LeaseMembership) apply(l *coordinationv1.Lease) {
 }
 
 // remove records a deleted Lease.
-func (m *LeaseMembership) remove(l *coordinationv1.Lease) {
+func (m *Membership) remove(l *coordinationv1.Lease) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l.Name == m.opts.Group {
@@ -177,7 +177,7 @@ func (m *LeaseMembership) remove(l *coordinationv1.Lease) {
 
 // setClaimsLocked records the claims object (nil: absent). A change counts
 // as a change of every record: claims based on an earlier view conflict.
-func (m *LeaseMembership) setClaimsLocked(l *coordinationv1.Lease) {
+func (m *Membership) setClaimsLocked(l *coordinationv1.Lease) {
 	if l != nil && m.claims.obj != nil && l.ResourceVersion == m.claims.obj.ResourceVersion {
 		return
 	}
@@ -191,7 +191,7 @@ func (m *LeaseMembership) setClaimsLocked(l *coordinationv1.Lease) {
 // touch marks a member's Lease as observed again at now if it is still at
 // rv: an observer's conditional delete failed, so the Lease changed (a
 // renewal this member has not seen yet) and its expiry starts over.
-func (m *LeaseMembership) touch(name, rv string, now time.Time) {
+func (m *Membership) touch(name, rv string, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o := m.leases[name]; o != nil && o.rv == rv {

@@ -1,4 +1,4 @@
-package k8s
+package lease
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 )
 
 // claimsObs is the claims object as read: the Lease named Group whose
-// LeaseClaimsAnnotation records what each member holds.
+// ClaimsAnnotation records what each member holds.
 type claimsObs struct {
 	obj  *coordinationv1.Lease // nil: absent
 	recs map[string]record     // by member name; never modified once published
@@ -30,7 +30,7 @@ type record struct {
 	held  shard.Set
 }
 
-// claimsJSON is the LeaseClaimsAnnotation's value.
+// claimsJSON is the ClaimsAnnotation's value.
 type claimsJSON struct {
 	Members map[string]recordJSON `json:"members"`
 }
@@ -46,13 +46,13 @@ type recordJSON struct {
 // parse counts as holding every shard of its space (nothing is taken from
 // it); an annotation that does not parse makes every claim fail until it is
 // fixed. Both are logged.
-func (m *LeaseMembership) parseClaims(l *coordinationv1.Lease) claimsObs {
+func (m *Membership) parseClaims(l *coordinationv1.Lease) claimsObs {
 	c := claimsObs{obj: l, recs: map[string]record{}}
-	if l == nil || l.Annotations[LeaseClaimsAnnotation] == "" {
+	if l == nil || l.Annotations[ClaimsAnnotation] == "" {
 		return c
 	}
 	var v claimsJSON
-	if err := json.Unmarshal([]byte(l.Annotations[LeaseClaimsAnnotation]), &v); err != nil {
+	if err := json.Unmarshal([]byte(l.Annotations[ClaimsAnnotation]), &v); err != nil {
 		c.bad = fmt.Errorf("k8s lease membership: claims object %s: %w", l.Name, err)
 		m.log.Error(err, "claims object does not parse; claiming nothing until it is fixed", "lease", l.Name)
 		return c
@@ -77,7 +77,7 @@ func (m *LeaseMembership) parseClaims(l *coordinationv1.Lease) claimsObs {
 	return c
 }
 
-// encodeClaims renders records as the LeaseClaimsAnnotation's value.
+// encodeClaims renders records as the ClaimsAnnotation's value.
 func encodeClaims(recs map[string]record) (string, error) {
 	v := claimsJSON{Members: make(map[string]recordJSON, len(recs))}
 	for name, r := range recs {
@@ -95,7 +95,7 @@ func encodeClaims(recs map[string]record) (string, error) {
 // Possible errors: [shard.ErrConflict] (the claims object changed since
 // base, at the server or in a newer view), [shard.ErrNotRegistered], the
 // apiserver's.
-func (m *LeaseMembership) Claim(ctx context.Context, base shard.View, held shard.Set) error {
+func (m *Membership) Claim(ctx context.Context, base shard.View, held shard.Set) error {
 	r := m.reg.Load()
 	if base.Epoch == 0 || r == nil || r.Epoch != base.Epoch || !time.Now().Before(r.Until) {
 		return fmt.Errorf("k8s lease membership: epoch %d: %w", base.Epoch, shard.ErrNotRegistered)
@@ -123,7 +123,7 @@ func (m *LeaseMembership) Claim(ctx context.Context, base shard.View, held shard
 // [shard.Membership.Release].
 //
 // Possible errors: [shard.ErrNotRegistered], the apiserver's.
-func (m *LeaseMembership) Release(ctx context.Context, epoch int64, held shard.Set) error {
+func (m *Membership) Release(ctx context.Context, epoch int64, held shard.Set) error {
 	r := m.reg.Load()
 	if epoch == 0 || r == nil || r.Epoch != epoch {
 		return fmt.Errorf("k8s lease membership: epoch %d: %w", epoch, shard.ErrNotRegistered)
@@ -157,7 +157,7 @@ func (m *LeaseMembership) Release(ctx context.Context, epoch int64, held shard.S
 // removeRecords removes the records of dead member incarnations (name →
 // Lease UID), reading the claims object afresh and retrying on conflicts.
 // Records of other incarnations of those names are kept.
-func (m *LeaseMembership) removeRecords(ctx context.Context, dead map[string]string) error {
+func (m *Membership) removeRecords(ctx context.Context, dead map[string]string) error {
 	for attempt := 0; ; attempt++ {
 		c, err := m.getClaims(ctx)
 		if err != nil {
@@ -183,7 +183,7 @@ func (m *LeaseMembership) removeRecords(ctx context.Context, dead map[string]str
 }
 
 // getClaims reads the claims object from the apiserver.
-func (m *LeaseMembership) getClaims(ctx context.Context) (claimsObs, error) {
+func (m *Membership) getClaims(ctx context.Context) (claimsObs, error) {
 	l, err := m.opts.Client.Get(ctx, m.opts.Group, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -199,7 +199,7 @@ func (m *LeaseMembership) getClaims(ctx context.Context) (claimsObs, error) {
 //
 // Possible errors: [shard.ErrConflict] (409, or the object was deleted or
 // created meanwhile), the apiserver's.
-func (m *LeaseMembership) writeClaims(ctx context.Context, obj *coordinationv1.Lease, recs map[string]record) error {
+func (m *Membership) writeClaims(ctx context.Context, obj *coordinationv1.Lease, recs map[string]record) error {
 	val, err := encodeClaims(recs)
 	if err != nil {
 		return err
@@ -207,16 +207,16 @@ func (m *LeaseMembership) writeClaims(ctx context.Context, obj *coordinationv1.L
 	if obj == nil {
 		obj = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
 			Name:   m.opts.Group,
-			Labels: map[string]string{LeaseGroupLabel: m.opts.Group},
+			Labels: map[string]string{GroupLabel: m.opts.Group},
 		}}
-		obj.Annotations = map[string]string{LeaseClaimsAnnotation: val}
+		obj.Annotations = map[string]string{ClaimsAnnotation: val}
 		_, err = m.opts.Client.Create(ctx, obj, metav1.CreateOptions{})
 	} else {
 		obj = obj.DeepCopy()
 		if obj.Annotations == nil {
 			obj.Annotations = map[string]string{}
 		}
-		obj.Annotations[LeaseClaimsAnnotation] = val
+		obj.Annotations[ClaimsAnnotation] = val
 		_, err = m.opts.Client.Update(ctx, obj, metav1.UpdateOptions{})
 	}
 	switch {

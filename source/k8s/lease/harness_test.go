@@ -1,4 +1,4 @@
-package k8s_test
+package lease_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/shard/shardtest"
-	"github.com/ginformer/ginformer/source/k8s"
+	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
 // testLeaseDuration is the members' lease duration in the tests: the shortest
@@ -109,13 +109,13 @@ func leaseKeys() []string {
 	return keys
 }
 
-// leaseReplica is a LeaseMembership and an Owner with a client and a
+// leaseReplica is a Membership and an Owner with a client and a
 // network of their own, and a sampler calling Owns on one key per shard
 // every few milliseconds, as handlers would.
 type leaseReplica struct {
 	name   string
 	net    *leaseNet
-	m      *k8s.LeaseMembership
+	m      *lease.Membership
 	owner  *shard.Owner
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -126,7 +126,7 @@ func startLeaseReplica(t *testing.T, ns, group, name string, rec *shardtest.Owne
 	t.Helper()
 	r := &leaseReplica{name: name, net: &leaseNet{}}
 	var err error
-	r.m, err = k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
+	r.m, err = lease.New(lease.Options{
 		Client: leaseClient(t, r.net).CoordinationV1().Leases(ns), Group: group, Name: name,
 		LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
 	})

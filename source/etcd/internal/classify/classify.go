@@ -1,4 +1,7 @@
-package etcd
+// Package classify classes the errors of the etcd client by the informer's
+// sentinels, for the etcd source and its lease membership (package lease),
+// which may not import each other's internals.
+package classify
 
 import (
 	"context"
@@ -22,10 +25,10 @@ var transientErrs = []error{
 	rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeoutWaitAppliedIndex,
 }
 
-// classify wraps an etcd client error with the informer sentinel for its
+// Error wraps an etcd client error with the informer sentinel for its
 // class (see informer/source.go), keeping the original in the chain.
 // Context errors and unknown errors are returned as they are.
-func classify(err error) error {
+func Error(err error) error {
 	if err == nil {
 		return nil
 	}

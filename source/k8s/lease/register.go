@@ -1,4 +1,4 @@
-package k8s
+package lease
 
 import (
 	"context"
@@ -22,7 +22,7 @@ var errNameTaken = errors.New("k8s lease membership: the name is taken by a live
 
 // registerLoop registers, renews, and registers again after a loss, until
 // ctx is done; then it leaves.
-func (m *LeaseMembership) registerLoop(ctx context.Context) {
+func (m *Membership) registerLoop(ctx context.Context) {
 	backoff := keepalive.Backoff{Min: 100 * time.Millisecond, Max: m.renewEvery()}
 	var stale types.UID // a Lease of ours that may still exist
 	for {
@@ -64,10 +64,10 @@ func (m *LeaseMembership) registerLoop(ctx context.Context) {
 }
 
 // renewEvery is the renewal period: a third of the lease duration.
-func (m *LeaseMembership) renewEvery() time.Duration { return m.opts.LeaseDuration / 3 }
+func (m *Membership) renewEvery() time.Duration { return m.opts.LeaseDuration / 3 }
 
 // validFrom is the validity of a write sent at sent.
-func (m *LeaseMembership) validFrom(sent time.Time) time.Time {
+func (m *Membership) validFrom(sent time.Time) time.Time {
 	return keepalive.ValidFrom(sent, m.opts.LeaseDuration, m.opts.MaxClockDrift)
 }
 
@@ -75,11 +75,11 @@ func (m *LeaseMembership) validFrom(sent time.Time) time.Time {
 // Lease of this member's previous registration), that one is deleted first;
 // by another, errNameTaken (the janitor deletes it once it is judged
 // expired).
-func (m *LeaseMembership) register(ctx context.Context, stale types.UID) (*coordinationv1.Lease, error) {
+func (m *Membership) register(ctx context.Context, stale types.UID) (*coordinationv1.Lease, error) {
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(m.opts.LeaseDuration / time.Second)
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Labels: map[string]string{LeaseGroupLabel: m.opts.Group}},
+		ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Labels: map[string]string{GroupLabel: m.opts.Group}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       &m.opts.Name,
 			LeaseDurationSeconds: &secs,
@@ -119,7 +119,7 @@ func epochOf(l *coordinationv1.Lease) int64 {
 // renew renews lease every third of its duration until ctx is done or the
 // Lease is lost: deleted (by an observer that judged it expired), or not
 // renewed before its validity ended.
-func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease) {
+func (m *Membership) renew(ctx context.Context, lease *coordinationv1.Lease) {
 	keepalive.Renew(ctx, m.opts.LeaseDuration, m.reg.Until, func(rctx context.Context, sent time.Time) keepalive.Result {
 		next := lease.DeepCopy()
 		rt := metav1.NewMicroTime(sent)
@@ -157,7 +157,7 @@ func (m *LeaseMembership) renew(ctx context.Context, lease *coordinationv1.Lease
 // others may take its shards at once. It runs after ctx is done, bounded by
 // one lease duration; what it cannot do, the others do once they judge the
 // Lease expired.
-func (m *LeaseMembership) leave(ctx context.Context, lease *coordinationv1.Lease) {
+func (m *Membership) leave(ctx context.Context, lease *coordinationv1.Lease) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.LeaseDuration)
 	defer cancel()
 	if err := m.deleteOwn(lctx, lease.UID); err != nil {
@@ -170,7 +170,7 @@ func (m *LeaseMembership) leave(ctx context.Context, lease *coordinationv1.Lease
 }
 
 // deleteOwn deletes this member's Lease if it is still incarnation uid.
-func (m *LeaseMembership) deleteOwn(ctx context.Context, uid types.UID) error {
+func (m *Membership) deleteOwn(ctx context.Context, uid types.UID) error {
 	err := m.opts.Client.Delete(ctx, m.leaseName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("k8s lease membership: delete lease %s: %w", m.leaseName, err)

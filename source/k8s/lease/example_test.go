@@ -1,4 +1,4 @@
-package k8s_test
+package lease_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/shard"
-	"github.com/ginformer/ginformer/source/k8s"
+	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
 // Each replica of a controller registers with a Lease in its namespace and
@@ -18,7 +18,7 @@ import (
 // config, POD_NAME from the downward API) whose service account may get,
 // list, watch, create, update and delete leases in the namespace; the tests
 // of this package run the same wiring against a real kube-apiserver.
-func ExampleNewLeaseMembership() {
+func ExampleNew() {
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		panic(err)
@@ -27,7 +27,7 @@ func ExampleNewLeaseMembership() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
+	m, err := lease.New(lease.Options{
 		Client: client.CoordinationV1().Leases("my-namespace"),
 		Group:  "my-controller",
 		Name:   os.Getenv("POD_NAME"),

@@ -1,8 +1,8 @@
-// Package keepalive holds what the lease-based memberships (the etcd
-// source's Membership, the Kubernetes source's LeaseMembership) share: the
-// loop renewing a registration until the lease is lost, the pause between
-// retries, the registration and its validity under a clock-drift bound,
-// and the channel that signals a new view. The memberships live in sources
+// Package keepalive holds what the lease-based memberships
+// (source/etcd/lease and source/k8s/lease) share: the loop renewing a
+// registration until the lease is lost, the pause between retries, the
+// registration and its validity under a clock-drift bound, and the channel
+// that signals a new view. The memberships live in sources
 // that must not import each other; each imports this package instead. It
 // imports nothing of ginformer's but internal/ctxtime and shard.
 package keepalive

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/typename"
 )
 
 // Warm restart: a cache kept on disk between runs.
@@ -176,7 +178,7 @@ func (c *snapshotConfig[T]) identity(ctx context.Context) (string, error) {
 // source's identity is src.
 func (c *snapshotConfig[T]) identityOf(src string) string {
 	return fmt.Sprintf("ginformer snapshot v%d\nsource: %s\ntype: %s\nformat: %s\nuser: %s",
-		snapshotFormatVersion, src, typeName(reflect.TypeFor[T]()), c.codec.Format(), c.user)
+		snapshotFormatVersion, src, typename.Of(reflect.TypeFor[T]()), c.codec.Format(), c.user)
 }
 
 // sourceOf checks every part of a snapshot's identity id that this
@@ -202,19 +204,4 @@ func (c *snapshotConfig[T]) sourceOf(id string) (string, error) {
 		return "", nil
 	}
 	return src, nil
-}
-
-// typeName names t with its package path, so that two types of one name in
-// different packages differ.
-func typeName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return "*" + typeName(t.Elem())
-	case reflect.Slice:
-		return "[]" + typeName(t.Elem())
-	}
-	if t.PkgPath() == "" {
-		return t.String()
-	}
-	return t.PkgPath() + "." + t.Name()
 }

@@ -27,9 +27,10 @@
 // # Membership and ownership
 //
 // A [Membership] is implemented by a backend built on a system the users
-// already run (etcd leases: etcd.Membership in source/etcd; Kubernetes
-// coordination.k8s.io Leases: k8s.LeaseMembership in source/k8s): it registers this replica under a lease, keeps the lease
-// alive, publishes the live members with the shards each holds, and records
+// already run (etcd leases: lease.Membership in source/etcd/lease;
+// Kubernetes coordination.k8s.io Leases: lease.Membership in
+// source/k8s/lease): it registers this replica under a lease, keeps the
+// lease alive, publishes the live members with the shards each holds, and records
 // this member's holdings with a compare-and-swap against the view it was
 // based on. An [Owner] runs the handoff rule on top of it, so that two
 // replicas never both believe they own a key; see [Owner] for the rule and

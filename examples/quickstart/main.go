@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ginformer/ginformer/examples/demo"
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/demo"
 	"github.com/ginformer/ginformer/source/memory"
 )
 

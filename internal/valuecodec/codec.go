@@ -7,6 +7,8 @@ import (
 	"math"
 	"reflect"
 	"unsafe"
+
+	"github.com/ginformer/ginformer/internal/fields"
 )
 
 // maxDepth bounds the pointers followed from one value: deeper is a cycle.
@@ -159,54 +161,33 @@ func readUint(ptr unsafe.Pointer, size uintptr) uint64 {
 	return *(*uint64)(ptr)
 }
 
-// decoder reads one value; the first error stops it. b is a copy of the
-// input that the value's strings point into: one allocation for all of a
-// value's strings, which live exactly as long as the value (its objects are
-// read-only). The few bytes of the encoding that are not strings ride along.
+// decoder reads one value; the first error stops it. Its Data is a copy of
+// the input that the value's strings point into: one allocation for all of
+// a value's strings, which live exactly as long as the value (its objects
+// are read-only). The few bytes of the encoding that are not strings ride
+// along.
 type decoder struct {
-	b   []byte
-	err error
+	fields.Reader
 }
 
 // mapStringString is the type of the common map whose decoding skips
 // reflection.
 var mapStringString = reflect.TypeFor[map[string]string]()
 
+// fail fails the value: what names the part that is not of the value's
+// type.
 func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = errCorrupt(what)
-	}
-	d.b = nil
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	d.Fail(errors.New(what))
 }
 
 // length reads a length and checks that at least min bytes per element
 // remain for it.
 func (d *decoder) length(v uint64, min int) int {
-	if v > uint64(len(d.b)) || (min > 0 && v > uint64(len(d.b)/min)) {
+	if v > uint64(len(d.Data)) || (min > 0 && v > uint64(len(d.Data)/min)) {
 		d.fail("length")
 		return 0
 	}
 	return int(v)
-}
-
-func (d *decoder) bytes(n int) []byte {
-	if n > len(d.b) {
-		d.fail("bytes")
-		return nil
-	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
 }
 
 // minSize is the fewest bytes an encoded value of p takes: bounds the
@@ -230,24 +211,24 @@ func minSize(p *plan) int {
 	return 1
 }
 
-// string reads a string, pointing into d.b (see decoder).
+// string reads a string, pointing into d.Data (see decoder).
 func (d *decoder) string() string {
-	n := d.length(d.uvarint(), 0)
-	b := d.bytes(n)
-	if d.err != nil || n == 0 {
+	n := d.length(d.Uvarint(), 0)
+	b := d.Take(uint64(n))
+	if d.Err != nil || n == 0 {
 		return ""
 	}
 	return unsafe.String(&b[0], n)
 }
 
 func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
-	if d.err != nil {
+	if d.Err != nil {
 		return
 	}
 	switch p.kind {
 	case kBool:
-		b := d.bytes(1)
-		if d.err == nil {
+		b := d.Take(1)
+		if d.Err == nil {
 			if b[0] > 1 {
 				d.fail("bool")
 				return
@@ -255,12 +236,7 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 			*(*bool)(ptr) = b[0] == 1
 		}
 	case kInt:
-		v, n := binary.Varint(d.b)
-		if n <= 0 {
-			d.fail("varint")
-			return
-		}
-		d.b = d.b[n:]
+		v := d.Varint()
 		switch p.size {
 		case 1:
 			*(*int8)(ptr) = int8(v)
@@ -272,7 +248,7 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 			*(*int64)(ptr) = v
 		}
 	case kUint:
-		v := d.uvarint()
+		v := d.Uvarint()
 		switch p.size {
 		case 1:
 			*(*uint8)(ptr) = uint8(v)
@@ -284,33 +260,33 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 			*(*uint64)(ptr) = v
 		}
 	case kFloat32:
-		if b := d.bytes(4); d.err == nil {
+		if b := d.Take(4); d.Err == nil {
 			*(*float32)(ptr) = math.Float32frombits(binary.LittleEndian.Uint32(b))
 		}
 	case kFloat64:
-		if b := d.bytes(8); d.err == nil {
+		if b := d.Take(8); d.Err == nil {
 			*(*float64)(ptr) = math.Float64frombits(binary.LittleEndian.Uint64(b))
 		}
 	case kString:
 		*(*string)(ptr) = d.string()
 	case kBytes:
-		v := d.uvarint()
-		if v == 0 || d.err != nil {
+		v := d.Uvarint()
+		if v == 0 || d.Err != nil {
 			return
 		}
 		n := d.length(v-1, 0)
-		if b := d.bytes(n); d.err == nil {
+		if b := d.Take(uint64(n)); d.Err == nil {
 			s := reflect.MakeSlice(p.typ, n, n)
 			copy(unsafe.Slice((*byte)(s.UnsafePointer()), n), b)
 			*(*sliceHeader)(ptr) = sliceHeader{data: s.UnsafePointer(), len: n, cap: n}
 		}
 	case kSlice:
-		v := d.uvarint()
-		if v == 0 || d.err != nil {
+		v := d.Uvarint()
+		if v == 0 || d.Err != nil {
 			return
 		}
 		n := d.length(v-1, minSize(p.elem))
-		if d.err != nil {
+		if d.Err != nil {
 			return
 		}
 		s := reflect.MakeSlice(p.typ, n, n)
@@ -318,7 +294,7 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 		for i := range n {
 			d.decode(p.elem, unsafe.Add(data, uintptr(i)*p.elem.size), depth)
 		}
-		if d.err == nil {
+		if d.Err == nil {
 			*(*sliceHeader)(ptr) = sliceHeader{data: data, len: n, cap: n}
 		}
 	case kArray:
@@ -330,9 +306,9 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 			d.decode(f.p, unsafe.Add(ptr, f.off), depth)
 		}
 	case kPointer:
-		b := d.bytes(1)
-		if d.err != nil || b[0] == 0 {
-			if d.err == nil && b[0] != 0 {
+		b := d.Take(1)
+		if d.Err != nil || b[0] == 0 {
+			if d.Err == nil && b[0] != 0 {
 				d.fail("pointer")
 			}
 			return
@@ -343,16 +319,16 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 		}
 		e := reflect.New(p.elem.typ).UnsafePointer()
 		d.decode(p.elem, e, depth+1)
-		if d.err == nil {
+		if d.Err == nil {
 			*(*unsafe.Pointer)(ptr) = e
 		}
 	case kMap:
-		v := d.uvarint()
-		if v == 0 || d.err != nil {
+		v := d.Uvarint()
+		if v == 0 || d.Err != nil {
 			return
 		}
 		n := d.length(v-1, minSize(p.key)+minSize(p.elem))
-		if d.err != nil {
+		if d.Err != nil {
 			return
 		}
 		if p.typ == mapStringString {
@@ -361,10 +337,10 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 				k := d.string()
 				m[k] = d.string()
 			}
-			if d.err == nil && len(m) != n {
+			if d.Err == nil && len(m) != n {
 				d.fail("a map key twice")
 			}
-			if d.err == nil {
+			if d.Err == nil {
 				*(*map[string]string)(ptr) = m
 			}
 			return
@@ -374,7 +350,7 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 			k, e := reflect.New(p.key.typ), reflect.New(p.elem.typ)
 			d.decode(p.key, k.UnsafePointer(), depth)
 			d.decode(p.elem, e.UnsafePointer(), depth)
-			if d.err != nil {
+			if d.Err != nil {
 				return
 			}
 			m.SetMapIndex(k.Elem(), e.Elem())
@@ -385,15 +361,14 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 		}
 		reflect.NewAt(p.typ, ptr).Elem().Set(m)
 	case kBinary:
-		n := d.length(d.uvarint(), 0)
-		b := d.bytes(n)
-		if d.err != nil {
+		n := d.length(d.Uvarint(), 0)
+		b := d.Take(uint64(n))
+		if d.Err != nil {
 			return
 		}
 		u := reflect.NewAt(p.typ, ptr).Interface().(encoding.BinaryUnmarshaler)
 		if err := u.UnmarshalBinary(b); err != nil {
-			d.err = err
-			d.b = nil
+			d.Fail(err)
 		}
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"reflect"
 	"strings"
 	"unsafe"
+
+	"github.com/ginformer/ginformer/internal/fields"
 )
 
 // kind is what a plan encodes.
@@ -244,12 +246,12 @@ func (c *Codec[T]) Append(dst []byte, v *T) ([]byte, error) {
 // Possible errors: data is not an encoding of T under this codec's
 // fingerprint (truncated, damaged, bytes left over).
 func (c *Codec[T]) Decode(data []byte, v *T) error {
-	d := decoder{b: append([]byte(nil), data...)}
+	d := decoder{fields.Reader{Data: append([]byte(nil), data...)}}
 	d.decode(c.p, unsafe.Pointer(v), 0)
-	if d.err != nil {
-		return d.err
+	if d.Err != nil {
+		return fmt.Errorf("valuecodec: not a value of this type: %w", d.Err)
 	}
-	if len(d.b) != 0 {
+	if len(d.Data) != 0 {
 		return errCorrupt("bytes after the value")
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/source/etcd"
+	"github.com/ginformer/ginformer/source/etcd/lease"
 )
 
 // Two replicas split a prefix: each registers through an etcd lease,
@@ -46,7 +47,7 @@ func ExampleNewSharded() {
 			panic(err)
 		}
 		defer cli.Close()
-		m, err := etcd.NewMembership(etcd.MembershipOptions{Client: cli, Prefix: "/example-sharded/members/", Name: name, TTL: 2 * time.Second, Logger: quiet})
+		m, err := lease.New(lease.Options{Client: cli, Prefix: "/example-sharded/members/", Name: name, TTL: 2 * time.Second, Logger: quiet})
 		if err != nil {
 			panic(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 )
 
 // The initial events of a streaming list.
@@ -152,7 +153,7 @@ func (s *Source[T]) currentRevision(ctx context.Context, kv clientv3.KV, extra .
 			return 0, fmt.Errorf("etcd source: read the revision for a list of %q: no answer within %v: %w: %w",
 				s.opts.Prefix, s.opts.LivenessTimeout, informer.ErrTransient, err)
 		}
-		return 0, fmt.Errorf("etcd source: read the revision for a list of %q: %w", s.opts.Prefix, classify(err))
+		return 0, fmt.Errorf("etcd source: read the revision for a list of %q: %w", s.opts.Prefix, classify.Error(err))
 	}
 	return resp.Header.Revision, nil
 }
@@ -272,7 +273,7 @@ func nextLimit(limit int64, kvs []*mvccpb.KeyValue) int64 {
 }
 
 func (s *Source[T]) listError(rev int64, err error) error {
-	return fmt.Errorf("etcd source: list %q at revision %d: %w", s.opts.Prefix, rev, classify(err))
+	return fmt.Errorf("etcd source: list %q at revision %d: %w", s.opts.Prefix, rev, classify.Error(err))
 }
 
 // decodeChunk appends the visible objects of kvs to out, in key order,

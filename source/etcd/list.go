@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 )
 
 // List returns one page of the objects under the prefix, in key order. See
@@ -97,7 +98,7 @@ func (s *Source[T]) listPage(ctx context.Context, from string, rev, limit int64,
 	}
 	resp, err := s.get(ctx, from, getOpts...)
 	if err != nil {
-		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd source: list %q from %q at revision %d: %w", s.opts.Prefix, from, rev, classify(err))
+		return informer.ListPage[*Object[T]]{}, fmt.Errorf("etcd source: list %q from %q at revision %d: %w", s.opts.Prefix, from, rev, classify.Error(err))
 	}
 	if rev == 0 {
 		rev = resp.Header.Revision
@@ -173,7 +174,7 @@ func (s *Source[T]) get(ctx context.Context, key string, opts ...clientv3.OpOpti
 			return resp, nil
 		}
 		var ok bool
-		if ep, ok = s.failover(ctx, "list read", c.endpoint, classify(err), failed, 0); !ok {
+		if ep, ok = s.failover(ctx, "list read", c.endpoint, classify.Error(err), failed, 0); !ok {
 			return nil, err
 		}
 	}

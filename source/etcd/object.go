@@ -2,7 +2,7 @@ package etcd
 
 import (
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/sourcekit"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // Object is one key of the prefix with its decoded value: the T of the

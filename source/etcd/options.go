@@ -10,7 +10,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
-	"github.com/ginformer/ginformer/internal/sourcekit"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // Options configures a [Source]. Client is required; every other field's

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 )
 
 // Previous values.
@@ -66,7 +67,7 @@ func needsPrev(ev *clientv3.Event, v verdict) bool {
 // connection cannot hold the watch, whatever the number of deletions.
 //
 // Possible errors: [informer.ErrTransient] (etcd unreachable or slow, and
-// errors it does not classify), those of [classify]; ctx.Err().
+// errors it does not classify), those of [classify.Error]; ctx.Err().
 func (s *Source[T]) fetchPrev(ctx context.Context, kv clientv3.KV, evs []*clientv3.Event, idx []int) error {
 	var wg sync.WaitGroup
 	errs := make([]error, (len(idx)+prevBatch-1)/prevBatch)
@@ -124,7 +125,7 @@ func (s *Source[T]) fetchPrevBatch(ctx context.Context, kv clientv3.KV, evs []*c
 		case timedOut:
 			return fmt.Errorf("%w: no answer within %v: %w", informer.ErrTransient, s.opts.LivenessTimeout, err)
 		default:
-			cerr := classify(err)
+			cerr := classify.Error(err)
 			if cerr == err { // unknown: re-watching is the best bet, as for the watch's own errors
 				cerr = fmt.Errorf("%w: %w", informer.ErrTransient, err)
 			}

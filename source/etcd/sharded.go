@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/sliceload"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/internal/sliceload"
 )
 
 // SliceSource tells a [Sharded] source which shards to serve: the slice

@@ -18,6 +18,7 @@ import (
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/etcd"
+	"github.com/ginformer/ginformer/source/etcd/lease"
 )
 
 // sampleOwns asks owner whether it owns key and, if it does, records that
@@ -34,7 +35,7 @@ func sampleOwns(rec *shardtest.Ownership, owner *shard.Owner, replica, key strin
 type shardReplica struct {
 	name     string
 	client   *clientv3.Client
-	member   *etcd.Membership
+	member   *lease.Membership
 	owner    *shard.Owner
 	src      *etcd.Sharded[obj]
 	inf      *informer.SharedInformer[string, *etcd.Object[obj]]
@@ -72,7 +73,7 @@ func startShardReplicaWith(t *testing.T, c *clientv3.Client, ttl time.Duration, 
 func startShardReplicaLW(t *testing.T, c *clientv3.Client, ttl time.Duration, name, members, data string, rec *shardtest.Ownership, lw informer.ListWatchOptions) *shardReplica {
 	t.Helper()
 	r := &shardReplica{name: name, client: c}
-	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: members, Name: name, TTL: ttl, Logger: quiet()})
+	m, err := lease.New(lease.Options{Client: c, Prefix: members, Name: name, TTL: ttl, Logger: quiet()})
 	require.NoError(t, err)
 	r.member = m
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{Membership: m, OnChange: rec.OnChange(name), RetryInterval: 100 * time.Millisecond, Logger: quiet()})

@@ -13,9 +13,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/fields"
 	"github.com/ginformer/ginformer/internal/safecall"
-	"github.com/ginformer/ginformer/internal/sourcekit"
 	"github.com/ginformer/ginformer/internal/valuecodec"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 )
 
 // Warm restarts: what the source gives an informer's snapshots
@@ -57,7 +58,7 @@ func (s *Source[T]) SnapshotIdentity(ctx context.Context) (string, error) {
 func (s *Source[T]) clusterID(ctx context.Context) (uint64, error) {
 	resp, err := s.opts.Client.Get(ctx, s.start, clientv3.WithSerializable(), clientv3.WithKeysOnly())
 	if err != nil {
-		return 0, fmt.Errorf("etcd source: cluster ID: %w", classify(err))
+		return 0, fmt.Errorf("etcd source: cluster ID: %w", classify.Error(err))
 	}
 	if resp.Header == nil || resp.Header.ClusterId == 0 {
 		return 0, errors.New("etcd source: cluster ID: etcd's answer carries none")
@@ -189,7 +190,7 @@ func (c snapshotCodec[T]) AppendEncode(dst []byte, obj *Object[T]) ([]byte, erro
 // Possible errors: bytes that are no encoded object; the codec's Decode (or
 // its panic, recovered), wrapped.
 func (c snapshotCodec[T]) Decode(data []byte) (*Object[T], error) {
-	d := sourcekit.FieldReader{Data: data}
+	d := fields.Reader{Data: data}
 	flags := d.Uvarint()
 	key := d.Bytes()
 	obj := &Object[T]{

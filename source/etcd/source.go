@@ -20,6 +20,7 @@ import (
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
 	"github.com/ginformer/ginformer/internal/safecall"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 )
 
 // Source is an [informer.Source] of the keys under a prefix of etcd. See the
@@ -96,7 +97,7 @@ func (s *Source[T]) RequestProgress(ctx context.Context) error {
 	var errs []error
 	for _, w := range open {
 		if err := w.progress(ctx); err != nil {
-			errs = append(errs, classify(err))
+			errs = append(errs, classify.Error(err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

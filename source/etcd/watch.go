@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/source/etcd/internal/classify"
 )
 
 // streamKey is the gRPC metadata key that gives each watch its own gRPC
@@ -249,7 +250,7 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				cerr := classify(err)
+				cerr := classify.Error(err)
 				if cerr == err { // unknown: the watch is gone, retrying is the best bet
 					cerr = fmt.Errorf("%w: %w", informer.ErrTransient, err)
 				}

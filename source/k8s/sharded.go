@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/sliceload"
 	"github.com/ginformer/ginformer/shard"
+	"github.com/ginformer/ginformer/source/internal/sliceload"
 )
 
 // SliceSource tells a [Sharded] source which shards to serve: the slice

@@ -20,16 +20,17 @@ import (
 	"github.com/ginformer/ginformer/shard/shardtest"
 	"github.com/ginformer/ginformer/source/k8s"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
+	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
 // leaseSharded is one replica of the combined test: a client with
-// connections of its own (net.Cut cuts them), a LeaseMembership, a
+// connections of its own (net.Cut cuts them), a lease.Membership, a
 // shard.Owner over the apiserver's hash, a Sharded source fed by the Owner,
 // and an informer whose handler samples Owns.
 type leaseSharded struct {
 	name  string
 	net   *leaseNet
-	m     *k8s.LeaseMembership
+	m     *lease.Membership
 	owner *shard.Owner
 	src   *k8s.Sharded[*corev1.ConfigMap]
 	inf   *cmInformer
@@ -52,7 +53,7 @@ func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *shard
 	cfg.Dial = r.net.dial // a dialer of its own: client-go shares no transport with the other replicas
 	client, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
-	r.m, err = k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
+	r.m, err = lease.New(lease.Options{
 		Client: client.CoordinationV1().Leases(ns), Group: "cms", Name: name,
 		LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
 	})
@@ -215,7 +216,7 @@ func apiVersions(t *testing.T, c kubernetes.Interface, ns string) map[string]str
 // TestShardedLeaseReplicas is the Kubernetes acceptance test of sharding
 // (issue 15): against the kube-apiserver with ShardedListAndWatch on, 3
 // replicas, each with its own client and connections, each a
-// LeaseMembership, a shard.Owner and a Sharded informer fed by the Owner,
+// lease.Membership, a shard.Owner and a Sharded informer fed by the Owner,
 // over 3000 ConfigMaps. See leaseShardScenario for what it checks.
 func TestShardedLeaseReplicas(t *testing.T) {
 	leaseShardScenario(t, needGatedEnv(t), k8s.FilterServer)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/typename"
 )
 
 var (
@@ -64,7 +65,7 @@ func (s *Source[T]) SnapshotIdentity(ctx context.Context) (string, error) {
 	} else {
 		fmt.Fprintf(&b, "client: %s\n", s.client)
 	}
-	fmt.Fprintf(&b, "object: %s\n", goTypeName(reflect.TypeFor[T]()))
+	fmt.Fprintf(&b, "object: %s\n", typename.Of(reflect.TypeFor[T]()))
 	// Options.validate parsed both.
 	ls, _ := labels.Parse(s.opts.LabelSelector)
 	fs, _ := fields.ParseSelector(s.opts.FieldSelector)
@@ -117,17 +118,6 @@ func (s *Sharded[T]) SnapshotIdentity(ctx context.Context) (string, error) {
 // SnapshotCodec implements [informer.SnapshotSource]: the unsharded
 // source's ([Source.SnapshotCodec]).
 func (s *Sharded[T]) SnapshotCodec() informer.Codec[T] { return s.src.SnapshotCodec() }
-
-// goTypeName names t with its package path ("*k8s.io/api/core/v1.Secret").
-func goTypeName(t reflect.Type) string {
-	if t.Kind() == reflect.Pointer {
-		return "*" + goTypeName(t.Elem())
-	}
-	if t.PkgPath() == "" {
-		return t.String()
-	}
-	return t.PkgPath() + "." + t.Name()
-}
 
 // clusterID names the cluster p's server belongs to: the uid of its
 // kube-system namespace, or "unknown (reason)" when it may not be read.

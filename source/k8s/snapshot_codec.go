@@ -9,6 +9,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ginformer/ginformer/informer"
+	"github.com/ginformer/ginformer/internal/typename"
 )
 
 // The codecs of snapshots ([Source.SnapshotCodec]).
@@ -63,7 +64,7 @@ func clientCodec[E any, T ObjectPtr[E]](lw any, opts Options) informer.Codec[T] 
 // snapshotFormat is a codec's Format: "k8s/" + the object's Go type (with
 // its package path) + "/" + the encoding + "/" + the format's version.
 func snapshotFormat[E any](encoding string) string {
-	return fmt.Sprintf("k8s/%s/%s/%d", goTypeName(reflect.TypeFor[E]()), encoding, snapshotFormatVersion)
+	return fmt.Sprintf("k8s/%s/%s/%d", typename.Of(reflect.TypeFor[E]()), encoding, snapshotFormatVersion)
 }
 
 // protoSnapshotCodec keeps generated types in protobuf.

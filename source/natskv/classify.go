@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/sourcekit"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // transientErrs are the NATS client's errors that pass by themselves: the

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/sourcekit"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // ErrDecode is wrapped by every [DecodeError]: a value of the bucket failed

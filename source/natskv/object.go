@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/sourcekit"
+	"github.com/ginformer/ginformer/source/internal/sourcekit"
 )
 
 // Object is one key of the bucket with its decoded value: the T of the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ginformer/ginformer/internal/sourcekit"
+	"github.com/ginformer/ginformer/internal/fields"
 	"github.com/ginformer/ginformer/internal/valuecodec"
 )
 
@@ -106,7 +106,7 @@ func (c objectCodec[T]) AppendEncode(dst []byte, o *Object[T]) ([]byte, error) {
 // Possible errors: an error wrapping errMalformed (truncated, trailing or
 // unknown bytes); the value codec's (wrapped).
 func (c objectCodec[T]) Decode(data []byte) (*Object[T], error) {
-	r := sourcekit.FieldReader{Data: data}
+	r := fields.Reader{Data: data}
 	flags := r.Byte()
 	o := &Object[T]{Revision: r.Uvarint(), ValueUnknown: flags&flagValueUnknown != 0}
 	if flags&flagNoCreated == 0 {

@@ -22,8 +22,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/ginformer/ginformer/examples/demo"
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/demo"
 	"github.com/ginformer/ginformer/source/etcd"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )

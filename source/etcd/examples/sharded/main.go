@@ -32,6 +32,7 @@ import (
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/source/etcd"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
+	"github.com/ginformer/ginformer/source/etcd/lease"
 )
 
 // Job is the stored value: a plain user struct, stored as JSON.
@@ -79,7 +80,7 @@ func startReplica(endpoints []string, name string, ttl time.Duration) (*replica,
 	}
 	quiet := logr.FromSlogHandler(slog.DiscardHandler)
 	r := &replica{name: name, client: c}
-	m, err := etcd.NewMembership(etcd.MembershipOptions{Client: c, Prefix: membersPrefix, Name: name, TTL: ttl, Logger: quiet})
+	m, err := lease.New(lease.Options{Client: c, Prefix: membersPrefix, Name: name, TTL: ttl, Logger: quiet})
 	if err != nil {
 		return nil, err
 	}

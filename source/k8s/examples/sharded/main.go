@@ -1,6 +1,6 @@
 // Command sharded splits the ConfigMaps of a namespace among several
 // replicas of a program, each caching and acting on its own slice, with
-// membership through coordination.k8s.io Leases (k8s.LeaseMembership and a
+// membership through coordination.k8s.io Leases (lease.Membership and a
 // shard.Owner per replica) and the filtering done by the kube-apiserver
 // where it can (ShardedListAndWatch, KEP-5866) and on the client where it
 // cannot. It starts a throwaway kube-apiserver and etcd from
@@ -38,6 +38,7 @@ import (
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/source/k8s"
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
+	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
 const (
@@ -73,14 +74,14 @@ type replica struct {
 	done    sync.WaitGroup
 }
 
-func startReplica(cfg *rest.Config, name string, lease time.Duration) (*replica, error) {
+func startReplica(cfg *rest.Config, name string, leaseDuration time.Duration) (*replica, error) {
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg)) // a client of its own, as a separate process would have
 	if err != nil {
 		return nil, err
 	}
 	quiet := logr.FromSlogHandler(slog.DiscardHandler)
-	m, err := k8s.NewLeaseMembership(k8s.LeaseMembershipOptions{
-		Client: client.CoordinationV1().Leases(namespace), Group: group, Name: name, LeaseDuration: lease, Logger: quiet,
+	m, err := lease.New(lease.Options{
+		Client: client.CoordinationV1().Leases(namespace), Group: group, Name: name, LeaseDuration: leaseDuration, Logger: quiet,
 	})
 	if err != nil {
 		return nil, err

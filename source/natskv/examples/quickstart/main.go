@@ -24,8 +24,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ginformer/ginformer/examples/demo"
 	"github.com/ginformer/ginformer/informer"
-	"github.com/ginformer/ginformer/internal/demo"
 	"github.com/ginformer/ginformer/source/natskv"
 	"github.com/ginformer/ginformer/source/natskv/natstest"
 )

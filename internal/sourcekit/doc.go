@@ -1,7 +1,0 @@
-// Package sourcekit holds what the key-value sources (source/etcd,
-// source/natskv) share: lifting index functions of values to their object
-// wrappers, matching client errors against sentinel lists, reading the
-// fields of their snapshot codecs (FieldReader), and the defaults
-// of their common options. Sources must not import each other; each imports
-// this package instead. It imports informer and nothing else of ginformer's.
-package sourcekit

@@ -4,7 +4,7 @@ GO ?= go
 # Every module in go.work, tested in one go with the race detector.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
-.PHONY: test test-repeat test-repeat-engine test-repeat-servers test-controller-runtime test-clientgo-next vet lint bench bench-compare bench-compare-quick fuzz demo examples
+.PHONY: test test-repeat test-repeat-engine test-repeat-servers test-controller-runtime test-clientgo-next test-clientgo-next-if-available vet lint bench bench-compare bench-compare-quick fuzz demo examples
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
@@ -13,11 +13,15 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 # CHROMIUM: headless Chromium for the debug page's browser test
 # (informer/debughttp), Debian's package installed once with apt-get.
 # lint (go vet and staticcheck) runs first: any finding fails the target.
+# Then source/k8s against the next client-go (test-clientgo-next, without
+# -race) when the Go toolchain it needs can be fetched; CLIENTGO_NEXT=0
+# skips it.
 test: lint
 	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	CHROMIUM="$$(scripts/chromium-binary.sh)" && export CHROMIUM && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+	@$(MAKE) --no-print-directory test-clientgo-next-if-available
 
 # Flaky-test hunt: every package of every module run repeatedly with the
 # race detector, best on a loaded machine. COUNT runs of the engine's
@@ -65,9 +69,21 @@ test-controller-runtime:
 # behaviour first, then every package but compat (see the script and
 # docs/k8s.md, "Building against the next client-go"). NEXT_FLAGS passes go
 # test flags (NEXT_FLAGS=-race).
+NEXT_TOOLCHAIN ?= go1.27.3
 test-clientgo-next:
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
-	scripts/clientgo-next.sh test $(NEXT_FLAGS)
+	NEXT_TOOLCHAIN=$(NEXT_TOOLCHAIN) scripts/clientgo-next.sh test $(NEXT_FLAGS)
+
+# What make test runs after its tests: test-clientgo-next, unless
+# CLIENTGO_NEXT=0 or NEXT_TOOLCHAIN cannot be fetched (then it says so).
+test-clientgo-next-if-available:
+	@if [ "$(CLIENTGO_NEXT)" = 0 ]; then \
+		echo "make: CLIENTGO_NEXT=0: source/k8s is not tested against the next client-go" >&2; \
+	elif GOTOOLCHAIN=$(NEXT_TOOLCHAIN) $(GO) version >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory test-clientgo-next; \
+	else \
+		echo "make: the $(NEXT_TOOLCHAIN) toolchain cannot be fetched: source/k8s is not tested against the next client-go" >&2; \
+	fi
 
 # Every runnable Example of every module.
 examples:

@@ -8,10 +8,12 @@ import (
 // The probes of a NotifyCaughtUp watch (catchup.go), exposed to
 // TestApiserverAssumptions, which runs them against the real apiserver.
 
-// ProbeAhead, CatchUpTimeout and ProbeTimeout are catchup.go's constants.
+// ProbeAhead, CatchUpTimeout, CatchUpWatches and ProbeTimeout are
+// catchup.go's constants.
 const (
 	ProbeAhead     = probeAhead
 	CatchUpTimeout = catchUpTimeout
+	CatchUpWatches = catchUpWatches
 	ProbeTimeout   = probeTimeout
 )
 

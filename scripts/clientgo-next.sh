@@ -38,7 +38,7 @@
 # server). NEXT_VERSION, NEXT_TOOLCHAIN, NEXT_APIEXTENSIONS override the
 # versions. Expensive things are cached outside the repository: the
 # toolchain and modules in the module cache, compiled packages in the build
-# cache, the kubeapi binary in ${XDG_CACHE_HOME:-~/.cache}/ginformer/.
+# cache, the kubeapi binary in ${XDG_CACHE_HOME:-~/.cache}/ginformer/clientgo-VERSION/.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=${NEXT_VERSION:-v0.38.0-beta.0}
@@ -109,9 +109,11 @@ overlay source/k8s
 skip='/compat$|/compat/|/examples/controller$'
 pkgs=$(go list ./... | grep -Ev "$skip")
 if ! out=$(go vet $(go list ./... | grep -E "$skip") 2>&1); then
-	echo "clientgo-next: not built against $version (compat lacks client-go's new SharedIndexInformer methods):" >&2
+	echo "clientgo-next: skipped, as they do not build against $version (docs/k8s.md, \"Building against the next client-go\"):" >&2
 	echo "$out" | grep -v '^#' | sed 's/^/    /' >&2
-	[ "${NEXT_STRICT:-}" = 1 ] && exit 1
+	if [ "${NEXT_STRICT:-}" = 1 ]; then
+		exit 1
+	fi
 fi
 pins='^(TestTypedClientLayout|TestClientPathURL|TestDecodingClientset|TestApiserverAssumptions)$'
 if ! go test -count=1 -v -run "$pins" . >"$work/pins.log" 2>&1; then

@@ -4,7 +4,7 @@ GO ?= go
 # Every module in go.work, tested in one go with the race detector.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
-.PHONY: test test-browser test-repeat test-repeat-engine test-repeat-servers test-controller-runtime vet lint bench bench-compare bench-compare-quick fuzz demo examples
+.PHONY: test test-browser test-repeat test-repeat-engine test-repeat-servers test-controller-runtime test-clientgo-next test-clientgo-next-if-available vet lint bench bench-compare bench-compare-quick fuzz demo examples
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
@@ -16,11 +16,15 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 # GINFORMER_INSTALL_CHROMIUM=1, which test-browser sets): elsewhere the
 # browser test skips and names test-browser.
 # lint (go vet and staticcheck) runs first: any finding fails the target.
+# Then source/k8s against the next client-go (test-clientgo-next, without
+# -race) when the Go toolchain it needs can be fetched; CLIENTGO_NEXT=0
+# skips it.
 test: lint
 	ETCD_BIN="$$(scripts/etcd-binary.sh)" && export ETCD_BIN && \
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	CHROMIUM="$$(scripts/chromium-binary.sh)" && export CHROMIUM && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+	@$(MAKE) --no-print-directory test-clientgo-next-if-available
 
 # The debug page's browser test alone, installing headless Chromium first
 # if none is found (Debian's package with apt-get, once: root or
@@ -68,6 +72,29 @@ test-repeat-servers:
 test-controller-runtime:
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	scripts/controller-runtime-suites.sh
+
+# source/k8s built against the newest client-go the module proxy serves
+# (v0.38.0-beta.0, with the Go 1.27 it needs: GOTOOLCHAIN=go1.27.3, fetched
+# once) in a temporary module outside the repo, and its tests run against
+# envtest: the pins of the gentype reflection and of the apiserver's
+# behaviour first, then every package but compat (see the script and
+# docs/k8s.md, "Building against the next client-go"). NEXT_FLAGS passes go
+# test flags (NEXT_FLAGS=-race).
+NEXT_TOOLCHAIN ?= go1.27.3
+test-clientgo-next:
+	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
+	NEXT_TOOLCHAIN=$(NEXT_TOOLCHAIN) scripts/clientgo-next.sh test $(NEXT_FLAGS)
+
+# What make test runs after its tests: test-clientgo-next, unless
+# CLIENTGO_NEXT=0 or NEXT_TOOLCHAIN cannot be fetched (then it says so).
+test-clientgo-next-if-available:
+	@if [ "$(CLIENTGO_NEXT)" = 0 ]; then \
+		echo "make: CLIENTGO_NEXT=0: source/k8s is not tested against the next client-go" >&2; \
+	elif GOTOOLCHAIN=$(NEXT_TOOLCHAIN) $(GO) version >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory test-clientgo-next; \
+	else \
+		echo "make: the $(NEXT_TOOLCHAIN) toolchain cannot be fetched: source/k8s is not tested against the next client-go" >&2; \
+	fi
 
 # Every runnable Example of every module.
 examples:

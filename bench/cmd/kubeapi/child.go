@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ginformer/ginformer/bench"
 	"github.com/ginformer/ginformer/source/k8s"
 )
 
@@ -63,7 +64,8 @@ type result struct {
 	WatchCPUNS    int64          `json:"watchCpuNs"`
 	WatchTimedOut bool           `json:"watchTimedOut"`
 	Updates       []update       `json:"updates"`
-	Wire          map[string]int `json:"wire"` // "list|watch content-type gzip=bool" → responses
+	Wire          map[string]int `json:"wire"`     // "list|watch content-type gzip=bool" → responses
+	ClientGo      string         `json:"clientGo"` // the child's k8s.io/client-go version
 }
 
 // counter is the handler both libraries run: it reads two labels and the
@@ -153,6 +155,7 @@ func childMain(args []string) int {
 	jsonWire := fs.Bool("json", false, "JSON on the wire")
 	noGzip := fs.Bool("no-compression", false, "ask for uncompressed responses")
 	projection := fs.Bool("projection", false, "ginformer caches a projection of pods")
+	transform := fs.String("transform", "", "client-go's transform: "+transformStrip+" or "+transformSlim+" (none by default)")
 	profile := fs.String("cpuprofile", "", "CPU profile of the sync phase")
 	timeout := fs.Duration("timeout", 10*time.Minute, "sync and watch timeouts")
 	if err := fs.Parse(args); err != nil {
@@ -161,14 +164,14 @@ func childMain(args []string) int {
 	if *projection && *lib == libGinformer {
 		*lib = libProjection
 	}
-	if err := child(*lib, *kubeconfig, *pods, *updates, *jsonWire, *noGzip, *profile, *timeout); err != nil {
+	if err := child(*lib, *transform, *kubeconfig, *pods, *updates, *jsonWire, *noGzip, *profile, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "child", *lib+":", err)
 		return 1
 	}
 	return 0
 }
 
-func child(lib, kubeconfig string, pods, updates int, jsonWire, noGzip bool, profile string, timeout time.Duration) error {
+func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzip bool, profile string, timeout time.Duration) error {
 	// The parent holds our stdin open: EOF means it is gone. "DONE" means
 	// it has written every update.
 	done := make(chan struct{})
@@ -199,12 +202,12 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire, noGzip bool, pro
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := newCounter(pods, updates)
-	start, wait, keep, err := newInformer(ctx, lib, cs, c)
+	start, wait, keep, err := newInformer(ctx, lib, transform, cs, c)
 	if err != nil {
 		return err
 	}
 
-	res := result{Lib: lib}
+	res := result{Lib: lib, ClientGo: bench.NewEnv().ClientGo}
 	runtime.GC()
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
@@ -315,11 +318,21 @@ func child(lib, kubeconfig string, pods, updates int, jsonWire, noGzip bool, pro
 // indexes and c as its handler. start starts it; wait, called once the
 // handler has seen every add, returns once the informer and the handler's
 // registration report synced; keep is the informer.
-func newInformer(ctx context.Context, lib string, cs *kubernetes.Clientset, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+func newInformer(ctx context.Context, lib, transform string, cs *kubernetes.Clientset, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+	if transform != "" && lib != libClientGo {
+		return nil, nil, nil, fmt.Errorf("-transform is for client-go, not %s", lib)
+	}
 	switch lib {
 	case libClientGo:
 		factory := informers.NewSharedInformerFactory(cs, 0)
 		inf := factory.Core().V1().Pods().Informer() // has the namespace index
+		if tf, err := clientGoTransform(transform); err != nil {
+			return nil, nil, nil, err
+		} else if tf != nil {
+			if err := inf.SetTransform(tf); err != nil {
+				return nil, nil, nil, err
+			}
+		}
 		if err := inf.AddIndexers(cache.Indexers{"node": func(obj any) ([]string, error) {
 			return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
 		}}); err != nil {

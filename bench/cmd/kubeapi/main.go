@@ -20,6 +20,13 @@
 //	go run ./bench/cmd/kubeapi -no-compression      # no gzip on either side
 //	go run ./bench/cmd/kubeapi -projection          # ginformer caches a projection
 //	go run ./bench/cmd/kubeapi -cpuprofile-dir prof # then: go tool pprof -top prof/ginformer-run1.pprof
+//	go run ./bench/cmd/kubeapi -clientgo-next "$(scripts/clientgo-next.sh kubeapi)"
+//
+// -clientgo-next names this command built against the newest client-go
+// (scripts/clientgo-next.sh kubeapi builds it, outside the repository): its
+// children add three client-go columns, at its defaults, with a transform
+// that strips managedFields, and with one that keeps a slim pod (podSlim's
+// fields, as cilium does).
 //
 // Each child's CPU profile covers its sync phase only. A smoke test
 // (TestSmoke: 500 pods, one run, 200 updates) runs the same code when
@@ -35,6 +42,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,7 +61,10 @@ type config struct {
 	NoCompression          bool
 	Projection             bool
 	ProfileDir             string
-	Timeout                time.Duration
+	// ClientGoNext is this command built against another client-go
+	// (-clientgo-next); "" runs none.
+	ClientGoNext string
+	Timeout      time.Duration
 	// Exe is the program re-executed as a child (os.Args[0] by default).
 	Exe string
 }
@@ -73,6 +84,7 @@ func main() {
 	flag.BoolVar(&cfg.NoCompression, "no-compression", false, "both libraries ask for uncompressed responses (rest.Config.DisableCompression); default: what client-go negotiates (gzip)")
 	flag.BoolVar(&cfg.JSON, "json", false, "JSON on the wire for both libraries (default: protobuf, client-go's default for built-in types)")
 	flag.StringVar(&cfg.ProfileDir, "cpuprofile-dir", "", "write a CPU profile of each child's sync phase to this directory")
+	flag.StringVar(&cfg.ClientGoNext, "clientgo-next", "", "this command built against the newest client-go (scripts/clientgo-next.sh kubeapi): adds its client-go at its defaults, stripping managedFields, and keeping slim pods")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "timeout of each child's sync and of its watch phase")
 	flag.Parse()
 	cfg.Exe = os.Args[0]
@@ -144,25 +156,30 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	// Unmeasured children first: the first streaming list after the
 	// writes is served by a server still busy with them (in a trial, the
 	// first child took twice the CPU of the later ones).
+	ps := participants(cfg)
 	for w := range cfg.Warmup {
-		lib := []string{libGinformer, libClientGo}[w%2]
-		logf("warm-up %d: %s", w+1, lib)
-		args := []string{"-lib=" + lib, "-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
-			"-updates=0", "-timeout=" + cfg.Timeout.String()}
-		if _, _, err := runChild(ctx, cfg.Exe, args, cfg.Timeout, func() ([]update, error) { return nil, nil }); err != nil {
-			return nil, fmt.Errorf("warm-up, %s: %w", lib, err)
+		p := ps[(w+1)%len(ps)]
+		logf("warm-up %d: %s", w+1, p.name)
+		args := append([]string{"-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
+			"-updates=0", "-timeout=" + cfg.Timeout.String()}, p.args...)
+		if _, _, err := runChild(ctx, p.exe, args, cfg.Timeout, func() ([]update, error) { return nil, nil }); err != nil {
+			return nil, fmt.Errorf("warm-up, %s: %w", p.name, err)
 		}
 	}
 
+	rep.participants = ps
 	rep.results = map[string][]measure{}
+	rep.wire = map[string]map[string]int{}
+	rep.versions = map[string]string{}
+	seed := uint64(0)
 	for r := range cfg.Runs {
-		libs := []string{libClientGo, libGinformer}
-		if r%2 == 1 {
-			libs = []string{libGinformer, libClientGo}
-		}
-		for _, lib := range libs {
-			args := []string{"-lib=" + lib, "-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
+		// Each run starts with the next participant: with two, they
+		// alternate which goes first.
+		for i := range ps {
+			p := ps[(r+i)%len(ps)]
+			args := []string{"-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
 				"-updates=" + strconv.Itoa(cfg.Updates), "-timeout=" + cfg.Timeout.String()}
+			args = append(args, p.args...)
 			if cfg.JSON {
 				args = append(args, "-json")
 			}
@@ -173,25 +190,23 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 				args = append(args, "-projection")
 			}
 			if cfg.ProfileDir != "" {
-				args = append(args, "-cpuprofile="+filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-run%d.pprof", lib, r+1)))
+				args = append(args, "-cpuprofile="+filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-run%d.pprof", p.file(), r+1)))
 			}
-			seed := uint64(len(rep.results[libClientGo]) + len(rep.results[libGinformer]))
-			res, writes, err := runChild(ctx, cfg.Exe, args, cfg.Timeout, func() ([]update, error) {
+			res, writes, err := runChild(ctx, p.exe, args, cfg.Timeout, func() ([]update, error) {
 				return writeUpdates(ctx, env.Client, cfg.Pods, cfg.Updates, cfg.UpdateWriters, seed)
 			})
+			seed++
 			if err != nil {
-				return nil, fmt.Errorf("run %d, %s: %w", r+1, lib, err)
+				return nil, fmt.Errorf("run %d, %s: %w", r+1, p.name, err)
 			}
 			m := newMeasure(res, writes, cfg.Pods)
-			rep.results[lib] = append(rep.results[lib], m)
-			if rep.wire == nil {
-				rep.wire = map[string]map[string]int{}
+			rep.results[p.name] = append(rep.results[p.name], m)
+			if rep.wire[p.name] == nil {
+				rep.wire[p.name] = res.Wire
 			}
-			if rep.wire[lib] == nil {
-				rep.wire[lib] = res.Wire
-			}
+			rep.versions[p.name] = res.ClientGo
 			logf("run %d %-9s sync %6.0f ms wall, %6.0f ms CPU, %5.0f B/pod kept; watch %.1f µs CPU/event, p50 %.1f ms, %d/%d seen",
-				r+1, lib, m.syncWallMS, m.syncCPUMS, m.keptPerPod, m.watchCPUPerEventUS, m.p50MS, m.seen, cfg.Updates)
+				r+1, p.name, m.syncWallMS, m.syncCPUMS, m.keptPerPod, m.watchCPUPerEventUS, m.p50MS, m.seen, cfg.Updates)
 		}
 	}
 	rep.took = time.Since(t0)
@@ -199,6 +214,43 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	rep.env = benv
 	rep.write(out)
 	return rep, nil
+}
+
+// participant is a column of the table: a library in one configuration,
+// measured by children of exe.
+type participant struct {
+	name string   // the column's name and its results' key
+	exe  string   // this command, or cfg.ClientGoNext
+	args []string // the child's flags that select the library
+}
+
+// Column names beyond libClientGo and libGinformer.
+const (
+	colNext      = "client-go next"
+	colNextStrip = "client-go next, " + transformStrip
+	colNextSlim  = "client-go next, " + transformSlim
+)
+
+// participants are the table's columns: client-go and ginformer, and with
+// cfg.ClientGoNext its client-go at its defaults and with each transform.
+func participants(cfg config) []participant {
+	ps := []participant{
+		{name: libClientGo, exe: cfg.Exe, args: []string{"-lib=" + libClientGo}},
+		{name: libGinformer, exe: cfg.Exe, args: []string{"-lib=" + libGinformer}},
+	}
+	if cfg.ClientGoNext != "" {
+		ps = append(ps,
+			participant{name: colNext, exe: cfg.ClientGoNext, args: []string{"-lib=" + libClientGo}},
+			participant{name: colNextStrip, exe: cfg.ClientGoNext, args: []string{"-lib=" + libClientGo, "-transform=" + transformStrip}},
+			participant{name: colNextSlim, exe: cfg.ClientGoNext, args: []string{"-lib=" + libClientGo, "-transform=" + transformSlim}},
+		)
+	}
+	return ps
+}
+
+// file is the participant's name as a file name.
+func (p participant) file() string {
+	return strings.NewReplacer(" ", "-", ",", "").Replace(p.name)
 }
 
 func logf(format string, args ...any) {

@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestSmoke runs the whole command small: 500 pods, one run per library,
-// 200 updates. It needs a kube-apiserver (KUBEBUILDER_ASSETS).
+// 200 updates. The test binary stands in for the command built against
+// the next client-go (-clientgo-next), so the client-go columns with
+// transforms run too. It needs a kube-apiserver (KUBEBUILDER_ASSETS).
 func TestSmoke(t *testing.T) {
 	if os.Getenv(k8stest.AssetsEnv) == "" {
 		t.Skip(k8stest.ErrNoAssets)
@@ -29,16 +31,16 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var out strings.Builder
 	rep, err := run(ctx, config{Pods: 500, Runs: 1, Updates: 200, Writers: 16, UpdateWriters: 8,
-		Timeout: 2 * time.Minute, Exe: os.Args[0]}, &out)
+		Timeout: 2 * time.Minute, Exe: os.Args[0], ClientGoNext: os.Args[0]}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(out.String())
-	for _, lib := range []string{libClientGo, libGinformer} {
+	for _, lib := range []string{libClientGo, libGinformer, colNext, colNextStrip, colNextSlim} {
 		ms := rep.results[lib]
 		if len(ms) != 1 {
 			t.Fatalf("%s: %d results, want 1", lib, len(ms))

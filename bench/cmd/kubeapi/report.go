@@ -86,8 +86,10 @@ type report struct {
 	createTook, took    time.Duration
 	jsonSize, protoSize float64
 	compression         []string
-	results             map[string][]measure
-	wire                map[string]map[string]int // lib → what the child's responses were
+	participants        []participant             // the table's columns, in order
+	results             map[string][]measure      // participant → one measure per run
+	wire                map[string]map[string]int // participant → what the child's responses were
+	versions            map[string]string         // participant → its children's client-go
 	env                 bench.Env
 	server              string // kube-apiserver version
 }
@@ -137,6 +139,11 @@ func (r *report) wireFormat() string {
 	if r.cfg.Projection {
 		f += "; ginformer caches a projection (-projection: metadata, node, phase, containers' names and images), client-go full pods"
 	}
+	if r.cfg.ClientGoNext != "" {
+		f += "; client-go next: the same children built against " + r.versions[colNext] +
+			" (scripts/clientgo-next.sh kubeapi), at its defaults, with a transform that strips managedFields, " +
+			"and with one that keeps slim pods (podSlim's fields)"
+	}
 	return f
 }
 
@@ -152,14 +159,32 @@ func (r *report) write(w io.Writer) {
 	fmt.Fprintf(&b, "Machine: %s, %d cores, GOMAXPROCS=%d (shared by the apiserver, etcd, the writers and the child); %s; "+
 		"client-go %s; kube-apiserver %s; load average %s at start, %s at end.\n\n",
 		e.CPU, e.Cores, e.MaxProcs, e.Go, e.ClientGo, r.server, e.LoadStart, e.LoadEnd)
-	b.WriteString("| measure | unit | client-go | ginformer | ratio g/c |\n|---|---|---|---|---|\n")
+	ratios := [][2]string{{libGinformer, libClientGo}}
+	if r.results[colNext] != nil {
+		ratios = append(ratios, [2]string{libGinformer, colNext})
+	}
+	b.WriteString("| measure | unit |")
+	for _, p := range r.participants {
+		fmt.Fprintf(&b, " %s |", r.column(p.name))
+	}
+	for _, q := range ratios {
+		fmt.Fprintf(&b, " ratio %s / %s |", r.column(q[0]), r.column(q[1]))
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.participants)+len(ratios)) + "\n")
 	for _, row := range rows {
-		cg, gi := r.median(libClientGo, row.get), r.median(libGinformer, row.get)
-		ratio := "–" // no ratio of signed figures (the response → handler medians can be negative)
-		if cg > 0 && gi > 0 {
-			ratio = fmt.Sprintf("%.2f", gi/cg)
+		fmt.Fprintf(&b, "| %s | %s |", row.name, row.unit)
+		for _, p := range r.participants {
+			fmt.Fprintf(&b, " %s |", num(r.median(p.name, row.get)))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", row.name, row.unit, num(cg), num(gi), ratio)
+		for _, q := range ratios {
+			x, y := r.median(q[0], row.get), r.median(q[1], row.get)
+			ratio := "–" // no ratio of signed figures (the response → handler medians can be negative)
+			if x > 0 && y > 0 {
+				ratio = fmt.Sprintf("%.2f", x/y)
+			}
+			fmt.Fprintf(&b, " %s |", ratio)
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\nCPU and allocations are the child process's (getrusage, runtime.MemStats) from starting the informer to " +
 		"synced with every add handled; heap kept is the live heap after two GCs minus the live heap before, per pod; peak " +
@@ -167,7 +192,8 @@ func (r *report) write(w io.Writer) {
 		"reading with the writer's, on the same machine: the watch event often reaches the child before the writing " +
 		"goroutine has its response, hence negative response → handler medians; sent → handler is the whole round trip.\n")
 	b.WriteString("\nPer run (sync wall ms / sync CPU ms / watch events seen, matched):\n\n")
-	for _, lib := range []string{libClientGo, libGinformer} {
+	for _, p := range r.participants {
+		lib := p.name
 		var parts []string
 		for _, m := range r.results[lib] {
 			s := fmt.Sprintf("%.0f / %.0f / %d, %d", m.syncWallMS, m.syncCPUMS, m.seen, m.matched)
@@ -179,7 +205,8 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintf(&b, "- %s: %s\n", lib, strings.Join(parts, "; "))
 	}
 	b.WriteString("\nResponses the children received (kind, Content-Type, whether Go's transport decompressed gzip):\n\n")
-	for _, lib := range []string{libClientGo, libGinformer} {
+	for _, p := range r.participants {
+		lib := p.name
 		for _, k := range slices.Sorted(maps.Keys(r.wire[lib])) {
 			fmt.Fprintf(&b, "- %s: %s (×%d)\n", lib, k, r.wire[lib][k])
 		}
@@ -189,6 +216,19 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintf(&b, "- %s\n", c)
 	}
 	_, _ = io.WriteString(w, b.String())
+}
+
+// column names a participant with its children's client-go version:
+// "client-go v0.37.1", "client-go v0.38.0-beta.0, slim".
+func (r *report) column(name string) string {
+	v := r.versions[name]
+	switch name {
+	case libClientGo:
+		return "client-go " + v
+	case colNext, colNextStrip, colNextSlim:
+		return strings.Replace(name, "next", v, 1)
+	}
+	return name
 }
 
 // num formats x with about three significant digits.

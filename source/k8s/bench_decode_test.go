@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // benchPod is a Deployment's pod as the apiserver serves it: three
@@ -149,11 +151,11 @@ func BenchmarkDecodePods(b *testing.B) {
 		}
 		body = buf.b
 	}
-	raw, err := unwrapProto(body)
+	raw, err := wire.Unwrap(body)
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, items, err := protoList(raw, 2)
+	_, items, err := wire.SplitList(raw, 2)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,8 +18,8 @@ func TestRelistDecodesOnlyWhatChanged(t *testing.T) {
 	}
 	c := newCodec[corev1.Pod, *corev1.Pod](Options{})
 	list := func(items [][]byte) []*corev1.Pod {
-		c.known.begin()
-		defer c.known.sweep()
+		c.known.Begin()
+		defer c.known.Sweep()
 		return c.decodeList(formatProto, items, func(int, error) { t.Fatal("bad item") })
 	}
 	first := list(items)
@@ -44,5 +44,5 @@ func TestRelistDecodesOnlyWhatChanged(t *testing.T) {
 	require.Same(t, second[10], third[10])
 	require.NotSame(t, second[60], third[60])
 	require.Equal(t, fmt.Sprint(160), third[60].ResourceVersion)
-	require.Len(t, c.known.m, 100)
+	require.Equal(t, 100, c.known.Len())
 }

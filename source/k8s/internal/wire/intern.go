@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"hash/maphash"
@@ -8,27 +8,37 @@ import (
 	"unsafe"
 )
 
-// An interner replaces the strings of a decoded object with canonical
-// copies from [sharedStrings], so that the label keys and values,
-// namespaces, node names, owner kinds, image names, environment variables
-// and the like that thousands of cached objects repeat are held once.
+// ShareStrings replaces the strings of *o, o a pointer to a struct, with
+// canonical copies from the process's table of shared strings, so that the
+// label keys and values, namespaces, node names, owner kinds, image names,
+// environment variables and the like that thousands of cached objects
+// repeat are held once. Anything else o may be is left as it is. o must not
+// be in use by another goroutine.
 //
 // Strings that are unique to an object by construction (its name, UID and
-// resourceVersion, container IDs, pod IPs) and strings longer than
-// maxInterned are left as decoded: sharing them saves nothing and would
-// cost a table entry each.
+// resourceVersion, container IDs, pod IPs) and strings longer than 256
+// bytes are left as decoded: sharing them saves nothing and would cost a
+// table entry each.
 //
 // The walk over an object's fields is planned once per Go type, from
 // reflection, and then runs over memory offsets without reflection except
 // for maps whose values are not strings.
+func ShareStrings(o any) { interners.object(o) }
+
+// Intern returns the canonical copy of s in the process's table of shared
+// strings (making s canonical if there is none): s itself when it is "" or
+// longer than 256 bytes.
+func Intern(s string) string { return intern(s) }
+
+// interner holds the walks of the types [ShareStrings] has seen.
 type interner struct {
 	plans sync.Map // reflect.Type → *plan
 }
 
+var interners interner
+
 // maxInterned is the longest string shared.
 const maxInterned = 256
-
-func newInterner() *interner { return &interner{} }
 
 // object shares the strings of o, a pointer to a struct.
 func (in *interner) object(o any) {

@@ -1,7 +1,6 @@
-package k8s
+package wire
 
 import (
-	"errors"
 	"hash/maphash"
 	"sync"
 	"unsafe"
@@ -29,8 +28,6 @@ const (
 	sharePerGeneration = 4096
 	maxSharedSpan      = 2048 // larger subtrees are decoded per object
 )
-
-var errSharedMerge = errors.New("a shared field occurs again")
 
 type shareTable struct {
 	mu       sync.Mutex
@@ -109,7 +106,7 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 		if f.kind == pbSliceMsg {
 			return b, false, nil // appends to a clipped slice copy it
 		}
-		return nil, false, errSharedMerge
+		return nil, false, ErrSharedMerge
 	}
 	end := 0
 	for r := b; len(r) > 0; {

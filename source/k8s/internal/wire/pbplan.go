@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -27,6 +28,35 @@ import (
 // Types the plan cannot describe — those with unexported fields or no
 // protobuf tags, such as resource.Quantity and metav1.Time — are decoded by
 // their own Unmarshal method.
+
+// Plan decodes the protobuf encoding of struct type E (a type of
+// k8s.io/api, or any type tagged the same way) by a plan of its fields,
+// built once per type and options. It is immutable and safe for
+// concurrent use.
+type Plan[E any] struct{ p *pbPlan }
+
+// NewPlan returns the plan of E, or nil when E cannot be planned
+// ([PlanProblem] says why). keepManaged keeps metadata.managedFields
+// (skipped unread otherwise); share shares repeated strings and spec
+// subtrees between the objects it decodes (see [ShareStrings] and the
+// package doc).
+func NewPlan[E any](keepManaged, share bool) *Plan[E] {
+	p := planFor(reflect.TypeFor[E](), keepManaged, share)
+	if p == nil {
+		return nil
+	}
+	return &Plan[E]{p: p}
+}
+
+// Decode decodes the protobuf message raw (an object's own bytes, without
+// envelope) into *into, merging into what is there as the generated
+// Unmarshal methods do. raw is not retained.
+//
+// Possible errors: [ErrMalformed] (wrapped) for bytes that do not parse
+// or a field of the wrong wire type; [ErrSharedMerge] (wrapped) for a
+// shared field that occurs again, which the generated Unmarshal merges; a
+// field's own Unmarshal error.
+func (p *Plan[E]) Decode(raw []byte, into *E) error { return pbDecode(raw, unsafe.Pointer(into), p.p) }
 
 // pbKind is how one field is decoded.
 type pbKind uint8
@@ -118,7 +148,7 @@ type planBuilder struct {
 	building           map[builtKey]bool
 	// trail is the path of Go field names from the root to the field
 	// being planned; why is the first field the plan could not describe
-	// and why (see planProblem).
+	// and why (see PlanProblem).
 	trail []string
 	why   string
 }
@@ -139,6 +169,9 @@ const (
 	pathSpec           // the object's spec and below
 	pathOther          // anything else
 )
+
+// protoUnmarshaler is what the generated types of k8s.io/api implement.
+type protoUnmarshaler interface{ Unmarshal([]byte) error }
 
 var unmarshalerType = reflect.TypeFor[protoUnmarshaler]()
 
@@ -244,10 +277,10 @@ func unplannable(t reflect.Type) string {
 	return ""
 }
 
-// planProblem says why struct type t has no plan (planFor returns nil):
+// PlanProblem says why struct type t has no plan (planFor returns nil):
 // the first field the plan cannot describe, by its path of Go field names
 // from t, with its type and what to use instead. "" if t has a plan.
-func planProblem(t reflect.Type, keepManaged bool) string {
+func PlanProblem(t reflect.Type, keepManaged bool) string {
 	b := &planBuilder{keepManaged: keepManaged, plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
 	if why := unplannable(t); why != "" {
 		return fmt.Sprintf("%s %s", t, why)

@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"sync"
@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// knownObjects remembers, for a source that decodes itself, the object it
+// Known remembers, for a source that decodes itself, the object it
 // last delivered for each key and its resourceVersion, so that a relist
 // (a list or a streaming list after a 410, a compaction or a lost watch)
 // reads each object's name and resourceVersion from the wire bytes and
@@ -16,10 +16,10 @@ import (
 // it as unchanged (docs/k8s.md, "Relists carry only what changed").
 //
 // Entries are refreshed by every list, watch event and streaming list;
-// begin and sweep bracket a whole list so that objects deleted while the
+// [Known.Begin] and [Known.Sweep] bracket a whole list so that objects deleted while the
 // watch was down are forgotten. It costs a map entry per object (about
 // 100 bytes with its key). Safe for concurrent use.
-type knownObjects[T any] struct {
+type Known[T any] struct {
 	mu    sync.Mutex
 	m     map[string]*knownEntry[T] // "namespace/name" →
 	epoch uint32
@@ -31,19 +31,28 @@ type knownEntry[T any] struct {
 	epoch   uint32
 }
 
-func newKnownObjects[T any]() *knownObjects[T] {
-	return &knownObjects[T]{m: make(map[string]*knownEntry[T])}
+// NewKnown returns an empty Known.
+func NewKnown[T any]() *Known[T] {
+	return &Known[T]{m: make(map[string]*knownEntry[T])}
 }
 
-// begin starts a list: entries not refreshed until sweep are dropped.
-func (k *knownObjects[T]) begin() {
+// Len returns the number of objects known.
+func (k *Known[T]) Len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
+}
+
+// Begin starts a list: entries not refreshed until [Known.Sweep] are
+// dropped.
+func (k *Known[T]) Begin() {
 	k.mu.Lock()
 	k.epoch++
 	k.mu.Unlock()
 }
 
-// sweep ends a list begun by begin.
-func (k *knownObjects[T]) sweep() {
+// Sweep ends a list begun by [Known.Begin].
+func (k *Known[T]) Sweep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, e := range k.m {
@@ -53,9 +62,9 @@ func (k *knownObjects[T]) sweep() {
 	}
 }
 
-// lookup returns the object delivered for key at version, if it is the
+// Lookup returns the object delivered for key at version, if it is the
 // one known. key is the scratch bytes "namespace/name".
-func (k *knownObjects[T]) lookup(key, version []byte) (T, bool) {
+func (k *Known[T]) Lookup(key, version []byte) (T, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e := k.m[string(key)]
@@ -67,16 +76,16 @@ func (k *knownObjects[T]) lookup(key, version []byte) (T, bool) {
 	return e.obj, true
 }
 
-// record remembers obj as delivered for namespace/name at version.
-func (k *knownObjects[T]) record(namespace, name, version string, obj T) {
+// Record remembers obj as delivered for namespace/name at version.
+func (k *Known[T]) Record(namespace, name, version string, obj T) {
 	key := namespace + "/" + name
 	k.mu.Lock()
 	k.m[key] = &knownEntry[T]{version: version, obj: obj, epoch: k.epoch}
 	k.mu.Unlock()
 }
 
-// forget drops namespace/name (a deletion).
-func (k *knownObjects[T]) forget(namespace, name string) {
+// Forget drops namespace/name (a deletion).
+func (k *Known[T]) Forget(namespace, name string) {
 	key := namespace + "/" + name
 	k.mu.Lock()
 	delete(k.m, key)
@@ -89,9 +98,9 @@ const (
 	namespaceMeta = 3
 )
 
-// protoIdentity reads an object's "namespace/name" (appended to buf) and
+// Identity reads an object's "namespace/name" (appended to buf) and
 // resourceVersion from its raw protobuf bytes, without decoding it.
-func protoIdentity(obj []byte, buf []byte) (key, version []byte, ok bool) {
+func Identity(obj []byte, buf []byte) (key, version []byte, ok bool) {
 	meta, err := leadingBytesField(obj, objectMetaField)
 	if err != nil {
 		return nil, nil, false

@@ -50,7 +50,7 @@ type codec[E any, T ObjectPtr[E]] struct {
 	shareStrings bool
 	// known, if not nil, remembers the objects delivered, so that a relist
 	// decodes only what changed (wire.Known).
-	known *wire.Known[T]
+	known *wire.Known[E]
 	// plan, if not nil, decodes protobuf without the generated Unmarshal
 	// (wire.Plan): managedFields skipped, strings and spec subtrees shared
 	// as they are read.
@@ -59,7 +59,7 @@ type codec[E any, T ObjectPtr[E]] struct {
 
 func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
 	_, generated := any(T(new(E))).(protoUnmarshaler)
-	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields, known: wire.NewKnown[T]()}
+	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields, known: wire.NewKnown[E]()}
 	c.shareStrings = !opts.DisableStringSharing
 	switch {
 	case generated && !opts.DisableStringSharing:
@@ -195,7 +195,8 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 		parallel(len(items), func(i int, scratch *[]byte) {
 			if key, version, ok := wire.Identity(items[i], *scratch); ok {
 				*scratch = key
-				out[i], hit[i] = c.known.Lookup(key, version)
+				o, ok := c.known.Lookup(key, version)
+				out[i], hit[i] = T(o), ok
 			}
 		})
 		for i, h := range hit {
@@ -216,7 +217,7 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 		if errs[j] = c.decode(f, items[misses[j]], o, scratch); errs[j] == nil {
 			out[misses[j]] = o
 			if c.known != nil {
-				c.known.Record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), o)
+				c.known.Record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), (*E)(o))
 			}
 		}
 	})

@@ -22,9 +22,9 @@ import (
 // the damaged frame was itself a deletion.
 func TestDamagedFrameEndsTheWatch(t *testing.T) {
 	for name, damaged := range map[string][]byte{
-		"truncated field":   {0x0a, 0xff},                                              // a length that runs past the frame
+		"truncated field":   {0x0a, 0xff},                                                      // a length that runs past the frame
 		"bad magic wrapper": append(append([]byte{}, []byte(wire.Magic)...), 0x12, 0x05, 0x01), // runtime.Unknown cut short
-		"invalid wire type": {0x0f, 0x01},                                              // field 1, wire type 7
+		"invalid wire type": {0x0f, 0x01},                                                      // field 1, wire type 7
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -303,7 +303,7 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 		if key, version, ok := wire.Identity(raw, *scratch); ok {
 			*scratch = key
 			if obj, ok := known.Lookup(key, version); ok {
-				return watch.Event{Type: et, Object: obj}
+				return watch.Event{Type: et, Object: T(obj)}
 			}
 		}
 	}
@@ -314,7 +314,7 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 	if known != nil {
 		switch et {
 		case watch.Added, watch.Modified:
-			known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
+			known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), (*E)(obj))
 		case watch.Deleted:
 			known.Forget(obj.GetNamespace(), obj.GetName())
 		}

@@ -145,6 +145,6 @@ func (j jsonSnapshotCodec[E, T]) Decode(data []byte) (T, error) {
 // same resourceVersion.
 func (c *codec[E, T]) restored(obj T) {
 	if c.known != nil {
-		c.known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
+		c.known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), (*E)(obj))
 	}
 }

@@ -2,42 +2,50 @@ package wire
 
 import (
 	"sync"
+	"weak"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Known remembers, for a source that decodes itself, the object it
-// last delivered for each key and its resourceVersion, so that a relist
-// (a list or a streaming list after a 410, a compaction or a lost watch)
-// reads each object's name and resourceVersion from the wire bytes and
-// decodes only the objects that changed: an object at the version already
-// delivered is the same object (a resourceVersion names one state of one
-// object), so the delivered one is handed on again. The informer then drops
-// it as unchanged (docs/k8s.md, "Relists carry only what changed").
+// Known remembers, for a source that decodes itself, the resourceVersion
+// of the object it last delivered for each key, and a weak pointer to that
+// object, so that a relist (a list or a streaming list after a 410, a
+// compaction or a lost watch) reads each object's name and resourceVersion
+// from the wire bytes and decodes only the objects that changed: an object
+// at the version already delivered is the same object (a resourceVersion
+// names one state of one object), so the delivered one is handed on again.
+// The informer then drops it as unchanged (docs/k8s.md, "Relists carry
+// only what changed").
+//
+// Known never keeps an object alive: when nothing else holds the delivered
+// object (an informer's Transform stored a new, smaller object instead),
+// [Known.Lookup] misses, and the relist decodes the object again. What it
+// keeps per object is its key, its version and the weak pointer: about 150
+// bytes (docs/k8s.md has the measurement).
 //
 // Entries are refreshed by every list, watch event and streaming list;
-// [Known.Begin] and [Known.Sweep] bracket a whole list so that objects deleted while the
-// watch was down are forgotten. It costs a map entry per object (about
-// 100 bytes with its key). Safe for concurrent use.
-type Known[T any] struct {
-	mu    sync.Mutex
-	m     map[string]*knownEntry[T] // "namespace/name" →
+// [Known.Begin] and [Known.Sweep] bracket a whole list so that objects
+// deleted while the watch was down are forgotten. Safe for concurrent use.
+// Its zero value is not usable; use [NewKnown].
+type Known[E any] struct {
+	mu    sync.Mutex                // guards m and epoch
+	m     map[string]*knownEntry[E] // "namespace/name" →
 	epoch uint32
 }
 
-type knownEntry[T any] struct {
+type knownEntry[E any] struct {
 	version string
-	obj     T
+	obj     weak.Pointer[E]
 	epoch   uint32
 }
 
 // NewKnown returns an empty Known.
-func NewKnown[T any]() *Known[T] {
-	return &Known[T]{m: make(map[string]*knownEntry[T])}
+func NewKnown[E any]() *Known[E] {
+	return &Known[E]{m: make(map[string]*knownEntry[E])}
 }
 
-// Len returns the number of objects known.
-func (k *Known[T]) Len() int {
+// Len returns the number of objects known (whether or not still alive).
+func (k *Known[E]) Len() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return len(k.m)
@@ -45,14 +53,14 @@ func (k *Known[T]) Len() int {
 
 // Begin starts a list: entries not refreshed until [Known.Sweep] are
 // dropped.
-func (k *Known[T]) Begin() {
+func (k *Known[E]) Begin() {
 	k.mu.Lock()
 	k.epoch++
 	k.mu.Unlock()
 }
 
 // Sweep ends a list begun by [Known.Begin].
-func (k *Known[T]) Sweep() {
+func (k *Known[E]) Sweep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, e := range k.m {
@@ -63,29 +71,35 @@ func (k *Known[T]) Sweep() {
 }
 
 // Lookup returns the object delivered for key at version, if it is the
-// one known. key is the scratch bytes "namespace/name".
-func (k *Known[T]) Lookup(key, version []byte) (T, bool) {
+// one known and still alive (held by something other than k). key is the
+// bytes "namespace/name".
+func (k *Known[E]) Lookup(key, version []byte) (*E, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e := k.m[string(key)]
 	if e == nil || e.version != string(version) {
-		var zero T
-		return zero, false
+		return nil, false
+	}
+	obj := e.obj.Value()
+	if obj == nil {
+		return nil, false // decoded again, and recorded again
 	}
 	e.epoch = k.epoch
-	return e.obj, true
+	return obj, true
 }
 
-// Record remembers obj as delivered for namespace/name at version.
-func (k *Known[T]) Record(namespace, name, version string, obj T) {
+// Record remembers obj as delivered for namespace/name at version, without
+// keeping obj alive.
+func (k *Known[E]) Record(namespace, name, version string, obj *E) {
 	key := namespace + "/" + name
+	w := weak.Make(obj)
 	k.mu.Lock()
-	k.m[key] = &knownEntry[T]{version: version, obj: obj, epoch: k.epoch}
+	k.m[key] = &knownEntry[E]{version: version, obj: w, epoch: k.epoch}
 	k.mu.Unlock()
 }
 
 // Forget drops namespace/name (a deletion).
-func (k *Known[T]) Forget(namespace, name string) {
+func (k *Known[E]) Forget(namespace, name string) {
 	key := namespace + "/" + name
 	k.mu.Lock()
 	delete(k.m, key)

@@ -61,14 +61,15 @@ func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
 	_, generated := any(T(new(E))).(protoUnmarshaler)
 	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields, known: wire.NewKnown[E]()}
 	c.shareStrings = !opts.DisableStringSharing
+	po := wire.PlanOptions{KeepManagedFields: opts.KeepManagedFields, ShareStrings: c.shareStrings, ShareSubtrees: !opts.DisableSubtreeSharing}
 	switch {
-	case generated && !opts.DisableStringSharing:
+	case generated && (po.ShareStrings || po.ShareSubtrees):
 		// Without sharing the generated Unmarshal is faster than the plan.
-		c.plan = wire.NewPlan[E](opts.KeepManagedFields, true)
+		c.plan = wire.NewPlan[E](po)
 	case !generated:
 		// A projection: a type tagged like the generated ones, decoded by
 		// its plan alone.
-		c.plan = wire.NewPlan[E](opts.KeepManagedFields, !opts.DisableStringSharing)
+		c.plan = wire.NewPlan[E](po)
 		c.proto = c.plan != nil
 	}
 	return c

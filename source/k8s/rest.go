@@ -199,10 +199,13 @@ func (d *decodingClient[E, T]) list(ctx context.Context, lo metav1.ListOptions) 
 }
 
 // newSource returns the source of d, which decodes its responses itself.
+// While it lives, it holds a lease on the sharing tables (sharing.go).
 func (d *decodingClient[E, T]) newSource(opts Options) *Source[T] {
 	path := d.path
-	return &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts,
+	src := &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts,
 		path: &path, snapCodec: d.codec.snapshotCodec()}
+	holdSharing(src, opts)
+	return src
 }
 
 // watchTo opens a watch and decodes its events into sink (see

@@ -12,6 +12,8 @@
 //     never reads or writes outside its input;
 //   - decoding: [Plan] (and [PlanProblem] for a type without one);
 //   - sharing: [ShareStrings] and [Intern] for objects decoded elsewhere;
+//     the tables' budget, held by a [Lease] per user ([Acquire]), and their
+//     figures ([ReadStats]);
 //   - relists: [Known], what a source delivered, by key and version.
 //
 // # Contract
@@ -32,5 +34,11 @@
 // copy of each. Shared values are read-only, as every cached object is: a
 // program that mutates one pod's resource limits in place mutates every pod
 // that shares them. DeepCopy an object before changing it (the informer's
-// contract already says so), or decode without sharing.
+// contract already says so), or decode without sharing subtrees
+// ([PlanOptions].ShareSubtrees false: strings, immutable, can still be
+// shared).
+//
+// The sharing tables are the process's, within one memory budget: the
+// largest of the live leases' ([DefaultBudget] without any). They are
+// emptied when the last lease is released.
 package wire

@@ -114,7 +114,7 @@ func fuzzGenerated[E any, T interface {
 	*E
 	marshaler
 }](t *testing.T, raw []byte) {
-	p := planFor(reflect.TypeFor[E](), false, true)
+	p := planFor(reflect.TypeFor[E](), PlanOptions{ShareStrings: true, ShareSubtrees: true})
 	var got E
 	if err := pbDecode(raw, unsafe.Pointer(&got), p); err != nil {
 		return
@@ -164,7 +164,7 @@ type podSlim struct {
 // fuzzProjection decodes raw into a projection (a plan without any
 // generated code): it has no encoder, so only errors are checked.
 func fuzzProjection(_ *testing.T, raw []byte) {
-	p := NewPlan[podSlim](false, true)
+	p := NewPlan[podSlim](PlanOptions{ShareStrings: true, ShareSubtrees: true})
 	var got podSlim
 	_ = p.Decode(raw, &got)
 }

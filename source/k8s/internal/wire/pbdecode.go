@@ -205,7 +205,7 @@ func (f *pbField) decodeBytes(v []byte, at unsafe.Pointer) error {
 			mv.Set(reflect.MakeMap(f.typ))
 		}
 		key := reflect.New(f.typ.Key()).Elem()
-		key.SetString(sharedStrings.getBytes(k))
+		key.SetString(f.str(k))
 		el := reflect.New(f.elem)
 		switch {
 		case f.sub != nil && !f.sub.custom:

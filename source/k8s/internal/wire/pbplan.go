@@ -35,13 +35,24 @@ import (
 // concurrent use.
 type Plan[E any] struct{ p *pbPlan }
 
+// PlanOptions says how a [Plan] decodes. The zero value keeps nothing
+// optional and shares nothing.
+type PlanOptions struct {
+	// KeepManagedFields keeps metadata.managedFields (skipped unread
+	// otherwise).
+	KeepManagedFields bool
+	// ShareStrings shares repeated strings between the objects decoded, as
+	// [ShareStrings] does.
+	ShareStrings bool
+	// ShareSubtrees shares the spec subtrees that objects repeat byte for
+	// byte (see the package doc, and its mutation hazard).
+	ShareSubtrees bool
+}
+
 // NewPlan returns the plan of E, or nil when E cannot be planned
-// ([PlanProblem] says why). keepManaged keeps metadata.managedFields
-// (skipped unread otherwise); share shares repeated strings and spec
-// subtrees between the objects it decodes (see [ShareStrings] and the
-// package doc).
-func NewPlan[E any](keepManaged, share bool) *Plan[E] {
-	p := planFor(reflect.TypeFor[E](), keepManaged, share)
+// ([PlanProblem] says why).
+func NewPlan[E any](o PlanOptions) *Plan[E] {
+	p := planFor(reflect.TypeFor[E](), o)
 	if p == nil {
 		return nil
 	}
@@ -97,7 +108,7 @@ type pbField struct {
 	typ   reflect.Type // the field's Go type
 	elem  reflect.Type // slice element, pointer target, map value
 	sub   *pbPlan      // plan of a message (struct, pointer target, slice element, map value)
-	share bool         // strings: shared through sharedStrings; subtrees: see pbshare.go
+	share bool         // strings (a map's keys): shared through sharedStrings
 	table *shareTable  // subtrees shared byte for byte (nil: not shared)
 }
 
@@ -117,23 +128,23 @@ func (p *pbPlan) field(n protowire.Number) *pbField {
 }
 
 // planKey selects a plan: the same type is planned differently when
-// managedFields are kept or strings are not shared.
+// managedFields are kept or strings or subtrees are not shared.
 type planKey struct {
-	typ         reflect.Type
-	keepManaged bool
-	share       bool
+	typ reflect.Type
+	o   PlanOptions
 }
 
 var pbPlans sync.Map // planKey → *pbPlan
 
 // planFor returns the plan of struct type t, building it on first use, or
 // nil if t cannot be planned (its own Unmarshal is then used).
-func planFor(t reflect.Type, keepManaged, share bool) *pbPlan {
-	k := planKey{t, keepManaged, share}
+func planFor(t reflect.Type, o PlanOptions) *pbPlan {
+	k := planKey{t, o}
 	if p, ok := pbPlans.Load(k); ok {
 		return p.(*pbPlan)
 	}
-	b := &planBuilder{keepManaged: keepManaged, share: share, plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
+	b := &planBuilder{keepManaged: o.KeepManagedFields, strings: o.ShareStrings, subtrees: o.ShareSubtrees,
+		plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
 	p := b.plan(t, pathRoot)
 	if p.custom {
 		p = nil
@@ -143,9 +154,10 @@ func planFor(t reflect.Type, keepManaged, share bool) *pbPlan {
 }
 
 type planBuilder struct {
-	keepManaged, share bool
-	plans              map[builtKey]*pbPlan
-	building           map[builtKey]bool
+	keepManaged       bool
+	strings, subtrees bool // what is shared
+	plans             map[builtKey]*pbPlan
+	building          map[builtKey]bool
 	// trail is the path of Go field names from the root to the field
 	// being planned; why is the first field the plan could not describe
 	// and why (see PlanProblem).
@@ -238,10 +250,13 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 		default:
 			f.wire = protowire.BytesType
 		}
-		if f.kind == pbString || f.kind == pbSliceString || f.kind == pbPtrString || f.kind == pbMapStringString {
-			f.share = b.share && !uniqueFields[[2]string{t.Name(), sf.Name}] && !uniqueFields[[2]string{"", sf.Name}]
+		switch f.kind {
+		case pbString, pbSliceString, pbPtrString, pbMapStringString:
+			f.share = b.strings && !uniqueFields[[2]string{t.Name(), sf.Name}] && !uniqueFields[[2]string{"", sf.Name}]
+		case pbMap:
+			f.share = b.strings // its keys
 		}
-		if sub == pathSpec && b.share && (f.kind == pbPtrMsg || f.kind == pbSliceMsg || f.kind == pbMap) {
+		if sub == pathSpec && b.subtrees && (f.kind == pbPtrMsg || f.kind == pbSliceMsg || f.kind == pbMap) {
 			f.table = newShareTable()
 		}
 		for int(num) >= len(p.fields) {

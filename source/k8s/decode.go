@@ -212,13 +212,14 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 		}
 	}
 	objs := make([]E, len(misses))
+	at := wire.AnchorOf(objs)
 	errs := make([]error, len(misses))
 	parallel(len(misses), func(j int, scratch *[]byte) {
 		o := T(&objs[j])
 		if errs[j] = c.decode(f, items[misses[j]], o, scratch); errs[j] == nil {
 			out[misses[j]] = o
 			if c.known != nil {
-				c.known.Record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), (*E)(o))
+				c.known.Record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), at, j)
 			}
 		}
 	})

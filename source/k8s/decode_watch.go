@@ -314,7 +314,7 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 	if known != nil {
 		switch et {
 		case watch.Added, watch.Modified:
-			known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), (*E)(obj))
+			known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), wire.AnchorOne((*E)(obj)), 0)
 		case watch.Deleted:
 			known.Forget(obj.GetNamespace(), obj.GetName())
 		}

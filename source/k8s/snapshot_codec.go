@@ -9,6 +9,8 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ginformer/ginformer/informer"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // The codecs of snapshots ([Source.SnapshotCodec]).
@@ -145,6 +147,6 @@ func (j jsonSnapshotCodec[E, T]) Decode(data []byte) (T, error) {
 // same resourceVersion.
 func (c *codec[E, T]) restored(obj T) {
 	if c.known != nil {
-		c.known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), (*E)(obj))
+		c.known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), wire.AnchorOne((*E)(obj)), 0)
 	}
 }

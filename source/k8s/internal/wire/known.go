@@ -2,6 +2,7 @@ package wire
 
 import (
 	"sync"
+	"unsafe"
 	"weak"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -9,7 +10,7 @@ import (
 
 // Known remembers, for a source that decodes itself, the resourceVersion
 // of the object it last delivered for each key, and a weak pointer to that
-// object, so that a relist (a list or a streaming list after a 410, a
+// object (its array's, see [Anchor]), so that a relist (a list or a streaming list after a 410, a
 // compaction or a lost watch) reads each object's name and resourceVersion
 // from the wire bytes and decodes only the objects that changed: an object
 // at the version already delivered is the same object (a resourceVersion
@@ -35,9 +36,31 @@ type Known[E any] struct {
 
 type knownEntry[E any] struct {
 	version string
-	obj     weak.Pointer[E]
+	at      Anchor[E] // the array that holds the object
+	index   int       // the object's index in it
 	epoch   uint32
 }
+
+// An Anchor is a weak pointer to an array of objects (a decoded list page,
+// or one object): [Known] finds an object by its anchor and index, without
+// keeping the array alive. One anchor serves a whole array because the
+// runtime keeps the weak pointers to one allocation in a list that each
+// new one walks: one per object of a 20,000-pod page made decoding it
+// several times slower.
+type Anchor[E any] struct{ w weak.Pointer[E] }
+
+// AnchorOf returns the anchor of objs (objs[0], the array's first
+// element), for [Known.Record] with each index. It does not keep objs
+// alive; the objects do, each of them the whole array.
+func AnchorOf[E any](objs []E) Anchor[E] {
+	if len(objs) == 0 {
+		return Anchor[E]{}
+	}
+	return Anchor[E]{weak.Make(&objs[0])}
+}
+
+// AnchorOne returns the anchor of the single object obj (index 0).
+func AnchorOne[E any](obj *E) Anchor[E] { return Anchor[E]{weak.Make(obj)} }
 
 // NewKnown returns an empty Known.
 func NewKnown[E any]() *Known[E] {
@@ -80,21 +103,21 @@ func (k *Known[E]) Lookup(key, version []byte) (*E, bool) {
 	if e == nil || e.version != string(version) {
 		return nil, false
 	}
-	obj := e.obj.Value()
-	if obj == nil {
+	base := e.at.w.Value()
+	if base == nil {
 		return nil, false // decoded again, and recorded again
 	}
 	e.epoch = k.epoch
-	return obj, true
+	return (*E)(unsafe.Add(unsafe.Pointer(base), uintptr(e.index)*unsafe.Sizeof(*base))), true
 }
 
-// Record remembers obj as delivered for namespace/name at version, without
-// keeping obj alive.
-func (k *Known[E]) Record(namespace, name, version string, obj *E) {
+// Record remembers the object at index i of the array anchored by at
+// ([AnchorOf]) as delivered for namespace/name at version, without keeping
+// it alive. version is kept: it must not share a larger allocation.
+func (k *Known[E]) Record(namespace, name, version string, at Anchor[E], i int) {
 	key := namespace + "/" + name
-	w := weak.Make(obj)
 	k.mu.Lock()
-	k.m[key] = &knownEntry[E]{version: version, obj: w, epoch: k.epoch}
+	k.m[key] = &knownEntry[E]{version: version, at: at, index: i, epoch: k.epoch}
 	k.mu.Unlock()
 }
 

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -55,10 +54,4 @@ func marshal(t testing.TB, m interface{ Marshal() ([]byte, error) }) []byte {
 	b, err := m.Marshal()
 	require.NoError(t, err)
 	return b
-}
-
-// envelope wraps raw as the apiserver does: magic + runtime.Unknown.
-func envelope(t testing.TB, raw []byte) []byte {
-	u := runtime.Unknown{Raw: raw, ContentType: "application/vnd.kubernetes.protobuf"}
-	return append([]byte(Magic), marshal(t, &u)...)
 }

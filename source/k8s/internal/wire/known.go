@@ -10,19 +10,21 @@ import (
 
 // Known remembers, for a source that decodes itself, the resourceVersion
 // of the object it last delivered for each key, and a weak pointer to that
-// object (its array's, see [Anchor]), so that a relist (a list or a streaming list after a 410, a
-// compaction or a lost watch) reads each object's name and resourceVersion
-// from the wire bytes and decodes only the objects that changed: an object
+// object (to its array, see [Anchor]), so that a relist (a list or a
+// streaming list after a 410, a compaction or a lost watch) reads each
+// object's name and resourceVersion from the wire bytes and decodes only
+// the objects that changed: an object
 // at the version already delivered is the same object (a resourceVersion
 // names one state of one object), so the delivered one is handed on again.
 // The informer then drops it as unchanged (docs/k8s.md, "Relists carry
 // only what changed").
 //
 // Known never keeps an object alive: when nothing else holds the delivered
-// object (an informer's Transform stored a new, smaller object instead),
+// object's array (an informer's Transform stored new, smaller objects),
 // [Known.Lookup] misses, and the relist decodes the object again. What it
-// keeps per object is its key, its version and the weak pointer: about 150
-// bytes (docs/k8s.md has the measurement).
+// keeps per object is its key, its version, its page's anchor and its
+// index: about 200 bytes with the map slot (docs/k8s.md has the
+// measurement).
 //
 // Entries are refreshed by every list, watch event and streaming list;
 // [Known.Begin] and [Known.Sweep] bracket a whole list so that objects

@@ -4,7 +4,7 @@ GO ?= go
 # Every module in go.work, tested in one go with the race detector.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}' 2>/dev/null)
 
-.PHONY: test test-browser test-repeat test-repeat-engine test-repeat-servers test-controller-runtime test-clientgo-next test-clientgo-next-if-available vet lint bench bench-compare bench-compare-quick fuzz demo examples
+.PHONY: test test-browser fuzz-short fuzz-decoders test-repeat test-repeat-engine test-repeat-servers test-controller-runtime test-clientgo-next test-clientgo-next-if-available vet lint bench bench-compare bench-compare-quick fuzz demo examples
 
 # ETCD_BIN: the etcd server binary for the multi-process cluster tests of
 # source/etcd, built once into a cache outside the repo (see the script).
@@ -24,6 +24,7 @@ test: lint
 	KUBEBUILDER_ASSETS="$$(scripts/kube-apiserver-binary.sh)" && export KUBEBUILDER_ASSETS && \
 	CHROMIUM="$$(scripts/chromium-binary.sh)" && export CHROMIUM && \
 	$(GO) test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+	$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory test-clientgo-next-if-available
 
 # The debug page's browser test alone, installing headless Chromium first
@@ -121,9 +122,26 @@ bench-compare:
 bench-compare-quick:
 	$(GO) run ./bench/cmd/compare -quick
 
-# A short run of every fuzz target (go test -fuzz takes one target at a time).
+# A run of every fuzz target (go test -fuzz takes one target at a time),
+# FUZZTIME each (the decoders' 60s). A crash is written to the package's
+# testdata/fuzz, where it stays as a regression seed. New inputs are
+# minimized for at most 5 s (the default, 60 s each, leaves little time
+# to fuzz).
+FUZZTIME ?= 30s
+DECODER_FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzIndexer$$' -fuzztime 30s ./informer/
-	$(GO) test -run '^$$' -fuzz '^FuzzDeltaFIFO$$' -fuzztime 30s ./informer/
-	$(GO) test -run '^$$' -fuzz '^FuzzRing$$' -fuzztime 30s ./internal/ringbuf/
-	$(GO) test -run '^$$' -fuzz '^FuzzStore$$' -fuzztime 30s -fuzzminimizetime 10s ./source/memory/
+	$(GO) test -run '^$$' -fuzz '^FuzzIndexer$$' -fuzztime $(FUZZTIME) ./informer/
+	$(GO) test -run '^$$' -fuzz '^FuzzDeltaFIFO$$' -fuzztime $(FUZZTIME) ./informer/
+	$(GO) test -run '^$$' -fuzz '^FuzzRing$$' -fuzztime $(FUZZTIME) ./internal/ringbuf/
+	$(GO) test -run '^$$' -fuzz '^FuzzStore$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./source/memory/
+	$(MAKE) --no-print-directory fuzz-decoders FUZZTIME=$(DECODER_FUZZTIME)
+
+# The decoders of bytes from the network and from disk, fuzzed FUZZTIME each.
+fuzz-decoders:
+	$(GO) test -run '^$$' -fuzz '^FuzzValueCodec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/valuecodec/
+	$(GO) test -run '^$$' -fuzz '^FuzzPBDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./source/k8s/internal/wire/
+
+# What `make test` runs after the race tests: the decoders' fuzz targets,
+# 10 s each (their seed corpora already ran as tests).
+fuzz-short:
+	$(MAKE) --no-print-directory fuzz-decoders FUZZTIME=10s

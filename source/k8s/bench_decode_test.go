@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // benchPod is a Deployment's pod as the apiserver serves it: three
@@ -129,7 +131,8 @@ func fieldSet(doc []byte) []byte {
 // BenchmarkDecodePods decodes a list of 20,000 served pods (protobuf) as
 // client-go's informers do (the scheme's protobuf decoder) and as the
 // source does (all cores, managedFields skipped, strings and spec subtrees
-// shared; a relist with 1% changed; a projection). Reported per pod: ns,
+// shared; a relist with 1% changed; a Transform to a new, smaller object;
+// a projection). Reported per pod: ns,
 // bytes allocated, and bytes kept live once decoded (keptB).
 //
 //	go test ./source/k8s -run '^$' -bench DecodePods -benchmem -benchtime 5x
@@ -149,11 +152,11 @@ func BenchmarkDecodePods(b *testing.B) {
 		}
 		body = buf.b
 	}
-	raw, err := unwrapProto(body)
+	raw, err := wire.Unwrap(body)
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, items, err := protoList(raw, 2)
+	_, items, err := wire.SplitList(raw, 2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -216,6 +219,24 @@ func BenchmarkDecodePods(b *testing.B) {
 			}
 		}
 		perPod(b)
+	})
+	b.Run("ginformer-transformed", func(b *testing.B) {
+		// An informer whose Transform keeps a new, smaller object: kept
+		// is that object and the source's record of the pod.
+		decode := func() any {
+			c := newCodec[corev1.Pod, *corev1.Pod](Options{})
+			objs := c.decodeList(formatProto, items, nil)
+			slim := make([]*corev1.Pod, len(objs))
+			for i, o := range objs {
+				slim[i] = slimPod(o)
+			}
+			return []any{c, slim}
+		}
+		for range b.N {
+			decode()
+		}
+		perPod(b)
+		kept(b, decode)
 	})
 	b.Run("ginformer-projection", func(b *testing.B) {
 		for range b.N {

@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // BenchmarkSnapshotCodec weighs the snapshot codec of pods against the
@@ -35,11 +37,11 @@ func BenchmarkSnapshotCodec(b *testing.B) {
 		}
 		body = buf.b
 	}
-	raw, err := unwrapProto(body)
+	raw, err := wire.Unwrap(body)
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, items, err := protoList(raw, 2)
+	_, items, err := wire.SplitList(raw, 2)
 	if err != nil {
 		b.Fatal(err)
 	}

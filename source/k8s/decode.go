@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +17,8 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // wireFormat is the encoding of a response body.
@@ -46,31 +46,30 @@ type codec[E any, T ObjectPtr[E]] struct {
 	proto bool
 	// keepManaged keeps metadata.managedFields.
 	keepManaged bool
-	// strings, if not nil, shares repeated strings between objects.
-	strings *interner
+	// shareStrings shares repeated strings between objects.
+	shareStrings bool
 	// known, if not nil, remembers the objects delivered, so that a relist
-	// decodes only what changed (known.go).
-	known *knownObjects[T]
+	// decodes only what changed (wire.Known).
+	known *wire.Known[E]
 	// plan, if not nil, decodes protobuf without the generated Unmarshal
-	// (pbplan.go): managedFields skipped, strings and spec subtrees shared
+	// (wire.Plan): managedFields skipped, strings and spec subtrees shared
 	// as they are read.
-	plan *pbPlan
+	plan *wire.Plan[E]
 }
 
 func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
 	_, generated := any(T(new(E))).(protoUnmarshaler)
-	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields, known: newKnownObjects[T]()}
-	if !opts.DisableStringSharing {
-		c.strings = newInterner()
-	}
+	c := &codec[E, T]{proto: generated, keepManaged: opts.KeepManagedFields, known: wire.NewKnown[E]()}
+	c.shareStrings = !opts.DisableStringSharing
+	po := wire.PlanOptions{KeepManagedFields: opts.KeepManagedFields, ShareStrings: c.shareStrings, ShareSubtrees: !opts.DisableSubtreeSharing}
 	switch {
-	case generated && !opts.DisableStringSharing:
+	case generated && (po.ShareStrings || po.ShareSubtrees):
 		// Without sharing the generated Unmarshal is faster than the plan.
-		c.plan = planFor(reflect.TypeFor[E](), opts.KeepManagedFields, true)
+		c.plan = wire.NewPlan[E](po)
 	case !generated:
 		// A projection: a type tagged like the generated ones, decoded by
 		// its plan alone.
-		c.plan = planFor(reflect.TypeFor[E](), opts.KeepManagedFields, !opts.DisableStringSharing)
+		c.plan = wire.NewPlan[E](po)
 		c.proto = c.plan != nil
 	}
 	return c
@@ -85,7 +84,7 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 			return fmt.Errorf("k8s: the server sent protobuf for %T, which does not decode it", into)
 		}
 		if c.plan != nil {
-			err := pbDecode(raw, unsafe.Pointer(into), c.plan)
+			err := c.plan.Decode(raw, into)
 			if err == nil {
 				return nil
 			}
@@ -101,7 +100,7 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 		b := raw
 		if !c.keepManaged {
 			var err error
-			if b, err = withoutManagedFields(raw, scratch); err != nil {
+			if b, err = wire.WithoutManagedFields(raw, scratch); err != nil {
 				return err
 			}
 		}
@@ -121,8 +120,8 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 	}
 	// The plan shares strings as it decodes; the generated Unmarshal and
 	// JSON do not, so their strings are shared afterwards.
-	if c.strings != nil {
-		c.strings.object(into)
+	if c.shareStrings {
+		wire.ShareStrings(into)
 	}
 	return nil
 }
@@ -150,7 +149,7 @@ func objectMeta(f wireFormat, raw []byte) (metav1.ObjectMeta, error) {
 	var m metav1.ObjectMeta
 	switch f {
 	case formatProto:
-		b, err := leadingBytesField(raw, objectMetaField)
+		b, err := wire.Meta(raw)
 		if err != nil {
 			return m, err
 		}
@@ -195,9 +194,10 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 	if f == formatProto && c.known != nil {
 		hit := make([]bool, len(items))
 		parallel(len(items), func(i int, scratch *[]byte) {
-			if key, version, ok := protoIdentity(items[i], *scratch); ok {
+			if key, version, ok := wire.Identity(items[i], *scratch); ok {
 				*scratch = key
-				out[i], hit[i] = c.known.lookup(key, version)
+				o, ok := c.known.Lookup(key, version)
+				out[i], hit[i] = T(o), ok
 			}
 		})
 		for i, h := range hit {
@@ -212,13 +212,14 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 		}
 	}
 	objs := make([]E, len(misses))
+	at := wire.AnchorOf(objs)
 	errs := make([]error, len(misses))
 	parallel(len(misses), func(j int, scratch *[]byte) {
 		o := T(&objs[j])
 		if errs[j] = c.decode(f, items[misses[j]], o, scratch); errs[j] == nil {
 			out[misses[j]] = o
 			if c.known != nil {
-				c.known.record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), o)
+				c.known.Record(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), at, j)
 			}
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // A protobuf frame whose wrapper does not parse ends the watch with an
@@ -20,9 +22,9 @@ import (
 // the damaged frame was itself a deletion.
 func TestDamagedFrameEndsTheWatch(t *testing.T) {
 	for name, damaged := range map[string][]byte{
-		"truncated field":   {0x0a, 0xff},                                              // a length that runs past the frame
-		"bad magic wrapper": append(append([]byte{}, protoMagic...), 0x12, 0x05, 0x01), // runtime.Unknown cut short
-		"invalid wire type": {0x0f, 0x01},                                              // field 1, wire type 7
+		"truncated field":   {0x0a, 0xff},                                                      // a length that runs past the frame
+		"bad magic wrapper": append(append([]byte{}, []byte(wire.Magic)...), 0x12, 0x05, 0x01), // runtime.Unknown cut short
+		"invalid wire type": {0x0f, 0x01},                                                      // field 1, wire type 7
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // testPod is a pod with the fields the decoder treats specially:
@@ -63,14 +65,14 @@ func marshal(t testing.TB, m interface{ Marshal() ([]byte, error) }) []byte {
 // envelope wraps raw as the apiserver does: magic + runtime.Unknown.
 func envelope(t testing.TB, raw []byte) []byte {
 	u := runtime.Unknown{Raw: raw, ContentType: "application/vnd.kubernetes.protobuf"}
-	return append(append([]byte{}, protoMagic...), marshal(t, &u)...)
+	return append(append([]byte{}, []byte(wire.Magic)...), marshal(t, &u)...)
 }
 
 func TestWithoutManagedFields(t *testing.T) {
 	p := testPod(1)
 	raw := marshal(t, p)
 	var scratch []byte
-	out, err := withoutManagedFields(raw, &scratch)
+	out, err := wire.WithoutManagedFields(raw, &scratch)
 	require.NoError(t, err)
 	require.Less(t, len(out), len(raw))
 	var got corev1.Pod
@@ -79,12 +81,12 @@ func TestWithoutManagedFields(t *testing.T) {
 
 	// No managedFields: the input itself, not a copy.
 	raw2 := marshal(t, withoutMF(p))
-	out2, err := withoutManagedFields(raw2, &scratch)
+	out2, err := wire.WithoutManagedFields(raw2, &scratch)
 	require.NoError(t, err)
 	require.Equal(t, unsafe.SliceData(raw2), unsafe.SliceData(out2))
 
-	_, err = withoutManagedFields([]byte{0x0a, 0xff}, &scratch)
-	require.ErrorIs(t, err, errMalformed)
+	_, err = wire.WithoutManagedFields([]byte{0x0a, 0xff}, &scratch)
+	require.ErrorIs(t, err, wire.ErrMalformed)
 }
 
 func TestProtoListAndVersion(t *testing.T) {
@@ -92,16 +94,16 @@ func TestProtoListAndVersion(t *testing.T) {
 	for i := range 5 {
 		l.Items = append(l.Items, *testPod(i))
 	}
-	raw, err := unwrapProto(envelope(t, marshal(t, l)))
+	raw, err := wire.Unwrap(envelope(t, marshal(t, l)))
 	require.NoError(t, err)
-	meta, items, err := protoList(raw, 2)
+	meta, items, err := wire.SplitList(raw, 2)
 	require.NoError(t, err)
 	require.Len(t, items, 5)
 	var lm metav1.ListMeta
 	require.NoError(t, lm.Unmarshal(meta))
 	require.Equal(t, "77", lm.ResourceVersion)
 	for i, it := range items {
-		key, rv, ok := protoIdentity(it, nil)
+		key, rv, ok := wire.Identity(it, nil)
 		require.True(t, ok)
 		require.Equal(t, fmt.Sprint(100+i), string(rv))
 		require.Equal(t, fmt.Sprintf("ns-%d/web-%d", i%3, i), string(key))
@@ -115,7 +117,7 @@ func TestJSONList(t *testing.T) {
 	}
 	body, err := json.MarshalIndent(l, "", "  ")
 	require.NoError(t, err)
-	meta, items, err := jsonList(body)
+	meta, items, err := wire.SplitJSONList(body)
 	require.NoError(t, err)
 	require.Equal(t, "9", meta.ResourceVersion)
 	require.Len(t, items, 3)
@@ -125,11 +127,11 @@ func TestJSONList(t *testing.T) {
 		require.True(t, equality.Semantic.DeepEqual(withoutMF(&l.Items[i]), p), "item %d", i)
 	}
 
-	_, items, err = jsonList([]byte(`{"items":null,"metadata":{"resourceVersion":"3"}}`))
+	_, items, err = wire.SplitJSONList([]byte(`{"items":null,"metadata":{"resourceVersion":"3"}}`))
 	require.NoError(t, err)
 	require.Empty(t, items)
-	_, _, err = jsonList([]byte(`{"items":[{"a":1},`))
-	require.ErrorIs(t, err, errMalformed)
+	_, _, err = wire.SplitJSONList([]byte(`{"items":[{"a":1},`))
+	require.ErrorIs(t, err, wire.ErrMalformed)
 }
 
 func TestDecodeListParallelKeepsOrderAndLeavesOutBadItems(t *testing.T) {
@@ -155,7 +157,7 @@ func TestDecodeListParallelKeepsOrderAndLeavesOutBadItems(t *testing.T) {
 	// Strings repeated across objects are shared; unique ones are not.
 	require.Same(t, unsafe.StringData(got[1].Labels["app"]), unsafe.StringData(got[2].Labels["app"]))
 	for k := range got[1].Labels {
-		require.Same(t, unsafe.StringData(k), unsafe.StringData(intern(k)), "label key %q", k)
+		require.Same(t, unsafe.StringData(k), unsafe.StringData(wire.Intern(k)), "label key %q", k)
 	}
 	require.Same(t, unsafe.StringData(got[1].Spec.Containers[0].Image), unsafe.StringData(got[2].Spec.Containers[0].Image))
 	require.Same(t, unsafe.StringData(got[1].Spec.NodeName), unsafe.StringData(got[2].Spec.NodeName))
@@ -163,10 +165,10 @@ func TestDecodeListParallelKeepsOrderAndLeavesOutBadItems(t *testing.T) {
 	require.Same(t, unsafe.StringData(got[1].OwnerReferences[0].Kind), unsafe.StringData(got[2].OwnerReferences[0].Kind))
 	q1, q2 := got[1].Spec.Containers[0].Resources.Requests, got[2].Spec.Containers[0].Resources.Requests
 	for k := range q1 {
-		require.Same(t, unsafe.StringData(string(k)), unsafe.StringData(intern(string(k))), "resource name %q", k)
+		require.Same(t, unsafe.StringData(string(k)), unsafe.StringData(wire.Intern(string(k))), "resource name %q", k)
 	}
 	require.Equal(t, q1.Cpu().String(), q2.Cpu().String())
-	require.NotSame(t, unsafe.StringData(got[1].Name), unsafe.StringData(intern(got[1].Name)), "names are not shared")
+	require.NotSame(t, unsafe.StringData(got[1].Name), unsafe.StringData(wire.Intern(got[1].Name)), "names are not shared")
 
 	keep := newCodec[corev1.Pod, *corev1.Pod](Options{KeepManagedFields: true, DisableStringSharing: true})
 	got = keep.decodeList(formatProto, items[:2], func(int, error) {})

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // decodingWatch decodes a raw watch response: one goroutine reads the
@@ -179,13 +181,13 @@ func (w *decodingWatch[E, T]) reader(br *bufio.Reader) (func() (*watchJob, error
 			}
 		}, nil
 	}
-	fr := &frameReader{r: br}
+	fr := wire.NewFrameReader(br)
 	return func() (*watchJob, error) {
 		buf, _ := framePool.Get().(*[]byte)
 		if buf == nil {
 			buf = new([]byte)
 		}
-		frame, err := fr.next(*buf)
+		frame, err := fr.Next(*buf)
 		if err != nil {
 			framePool.Put(buf)
 			return nil, err
@@ -238,7 +240,7 @@ func (w *decodingWatch[E, T]) emit(order <-chan *watchJob) {
 func (w *decodingWatch[E, T]) deliver(ev watch.Event) bool {
 	if ev.Type == watch.Bookmark && w.codec.known != nil {
 		if m, ok := ev.Object.(metav1.Object); ok && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-			w.codec.known.sweep()
+			w.codec.known.Sweep()
 		}
 	}
 	return w.sink(ev)
@@ -260,11 +262,11 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 	switch j.format {
 	case formatProto:
 		var err error
-		if typ, raw, err = protoWatchEvent(j.frame); err != nil {
+		if typ, raw, err = wire.SplitWatchEvent(j.frame); err != nil {
 			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a protobuf frame does not parse: %w", err)))
 		}
 	default:
-		var ev jsonEvent
+		var ev wire.JSONEvent
 		if err := json.Unmarshal(j.frame, &ev); err != nil {
 			// As client-go's decoder does.
 			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a JSON event does not parse: %w", err)))
@@ -298,10 +300,10 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 		// it does a list's items. Only there: the object handed on may be
 		// the cache's own (restored from a snapshot, or transformed in
 		// place), and a plain watch's event goes through the transform.
-		if key, version, ok := protoIdentity(raw, *scratch); ok {
+		if key, version, ok := wire.Identity(raw, *scratch); ok {
 			*scratch = key
-			if obj, ok := known.lookup(key, version); ok {
-				return watch.Event{Type: et, Object: obj}
+			if obj, ok := known.Lookup(key, version); ok {
+				return watch.Event{Type: et, Object: T(obj)}
 			}
 		}
 	}
@@ -312,9 +314,9 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 	if known != nil {
 		switch et {
 		case watch.Added, watch.Modified:
-			known.record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
+			known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), wire.AnchorOne((*E)(obj)), 0)
 		case watch.Deleted:
-			known.forget(obj.GetNamespace(), obj.GetName())
+			known.Forget(obj.GetNamespace(), obj.GetName())
 		}
 	}
 	return watch.Event{Type: et, Object: obj}
@@ -346,7 +348,7 @@ func (w *decodingWatch[E, T]) undecodable(et watch.EventType, f wireFormat, raw 
 			"nor does its metadata (%v): %w", et, merr, derr)))
 	}
 	if w.codec.known != nil {
-		w.codec.known.forget(meta.GetNamespace(), meta.GetName())
+		w.codec.known.Forget(meta.GetNamespace(), meta.GetName())
 	}
 	derr := &DecodeError{Namespace: meta.GetNamespace(), Name: meta.GetName(), ResourceVersion: meta.GetResourceVersion(), Err: err}
 	what := "delivered as a deletion of the key"

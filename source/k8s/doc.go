@@ -33,7 +33,17 @@
 // changed (the others are the objects already delivered). managedFields
 // are dropped by default ([Options.KeepManagedFields]): the one default that
 // differs from client-go. Cached objects share values, as they share them
-// in any informer: never modify one (DeepCopy first). Objects that do not
+// in any informer: never modify one (DeepCopy first).
+//
+// Sharing goes further here: objects share the spec subtrees they repeat
+// byte for byte, so a program that modifies one pod's resource limits in
+// place modifies those of every pod of its Deployment, and of pods decoded
+// later. [Options.DisableSubtreeSharing] turns subtree sharing off (and
+// [Options.DisableStringSharing] string sharing, separately);
+// [Options.SharingBudget] bounds the tables' memory and [Source.Sharing]
+// reports their entries, bytes and hit rate.
+//
+// Objects that do not
 // decode are counted ([Source.DecodeErrors]), reported to the informer
 // ([informer.ReportSourceError], wrapping [informer.ErrDecode]: its metrics
 // under class decode, its Health, ErrorHandler and log; logged by the

@@ -12,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/k8s"
@@ -155,4 +157,25 @@ func ExampleNewMetadata() {
 	}
 	// Output:
 	// default/web-1 web
+}
+
+// The figures of the tables that share strings and spec subtrees between
+// the objects the sources decode: the process's, bounded by the largest
+// SharingBudget of the live sources.
+func ExampleSource_Sharing() {
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "https://apiserver.example.com"})
+	if err != nil {
+		panic(err)
+	}
+	src, err := k8s.New(cs.CoreV1().Pods(""), func(l *corev1.PodList) []corev1.Pod { return l.Items },
+		k8s.Options{SharingBudget: 256 << 20})
+	if err != nil {
+		panic(err)
+	}
+	s := src.Sharing() // an informer over src fills the tables
+	fmt.Printf("budget %d MiB\n", s.Budget>>20)
+	if s.Bytes > s.Budget || s.HitRate() > 1 {
+		fmt.Println("never")
+	}
+	// Output: budget 256 MiB
 }

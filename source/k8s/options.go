@@ -48,11 +48,37 @@ type Options struct {
 	// namespaces, node names, owner kinds, image names, environment
 	// variables) are shared between the cached objects through one
 	// process-wide table, bounded (it forgets strings no decoded object has
-	// asked for in a while); strings unique to an object (name, UID,
-	// resourceVersion, container IDs, pod IPs) and strings over 256 bytes
-	// are never shared. Applies where the source decodes itself (see
-	// [New]). Zero: shared.
+	// asked for in a while, and stays within [Options.SharingBudget]);
+	// strings unique to an object (name, UID, resourceVersion, container
+	// IDs, pod IPs) and strings over 256 bytes are never shared. Applies
+	// where the source decodes itself (see [New]). Zero: shared.
 	DisableStringSharing bool
+	// DisableSubtreeSharing decodes every spec subtree of every object on
+	// its own. By default, where the source decodes protobuf itself, a
+	// field of an object's spec that is a pointer to a message (a probe, a
+	// security context), a repeated message (a container's env, ports or
+	// volume mounts, the tolerations) or a map of messages (a container's
+	// resource requests and limits) that another object repeats byte for
+	// byte is shared with it: the pods of one Deployment hold one copy.
+	//
+	// Shared values are read-only, as every cached object is: a program
+	// that modifies one pod's resource limits in place modifies those of
+	// every pod that shares them (its whole Deployment, and the pods
+	// decoded later). Never modify a cached object; DeepCopy it first (the
+	// mutation detector, GINFORMER_CACHE_MUTATION_DETECTOR=true, catches
+	// offenders). A program that cannot promise that sets this field, and
+	// keeps string sharing (strings are immutable). Zero: shared.
+	DisableSubtreeSharing bool
+	// SharingBudget bounds, in bytes, the memory of the process's sharing
+	// tables (the strings and spec subtrees shared between decoded
+	// objects, of every source). The tables are the process's, so their
+	// budget is the largest of the live sources'; at the budget a table
+	// forgets its older values, and a value that still does not fit is
+	// decoded without being shared. When no source that shares is left
+	// (sources are released by the garbage collector), the tables are
+	// emptied. [Source.Sharing] reports their entries, bytes and hit rate.
+	// Zero: 64 MiB. Negative: invalid.
+	SharingBudget int64
 	// DisableDecoding makes [New] go through the typed client's own List
 	// and Watch (client-go's decoders, one goroutine per stream) instead of
 	// decoding the responses itself on all cores. Zero: the source decodes
@@ -74,6 +100,9 @@ func (o *Options) validate() error {
 	}
 	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
 		return fmt.Errorf("k8s: FieldSelector %q: %w: %w", o.FieldSelector, informer.ErrInvalidOptions, err)
+	}
+	if o.SharingBudget < 0 {
+		return fmt.Errorf("k8s: SharingBudget %d: %w", o.SharingBudget, informer.ErrInvalidOptions)
 	}
 	o.Logger = lograte.OrDefault(o.Logger)
 	switch {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 
 	"github.com/ginformer/ginformer/informer"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // NewProjection returns a source of P, a projection of the resource that lw
@@ -66,7 +68,7 @@ func NewProjection[P any, T ObjectPtr[P], L any](lw ListerWatcher[L], opts Optio
 	c := newCodec[P, T](opts)
 	if !c.proto {
 		return nil, fmt.Errorf("k8s: NewProjection: %T cannot be decoded from protobuf: %s: %w",
-			T(nil), planProblem(reflect.TypeFor[P](), opts.KeepManagedFields), informer.ErrInvalidOptions)
+			T(nil), wire.PlanProblem(reflect.TypeFor[P](), opts.KeepManagedFields), informer.ErrInvalidOptions)
 	}
 	itemsField, _ := itemsFieldOf[L]()
 	bad := &decodeErrors{log: opts.Logger}

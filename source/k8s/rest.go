@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // restClient is what client-go's generated typed clients (gentype.Client,
@@ -167,40 +169,43 @@ func (d *decodingClient[E, T]) list(ctx context.Context, lo metav1.ListOptions) 
 	)
 	switch f {
 	case formatProto:
-		raw, err := unwrapProto(body)
+		raw, err := wire.Unwrap(body)
 		if err != nil {
 			return nil, nil, fmt.Errorf("k8s: list: %w", err)
 		}
-		m, its, err := protoList(raw, d.itemsField)
+		m, its, err := wire.SplitList(raw, d.itemsField)
 		if err != nil {
 			return nil, nil, fmt.Errorf("k8s: list: %w", err)
 		}
 		if err := meta.Unmarshal(m); err != nil {
-			return nil, nil, fmt.Errorf("k8s: list metadata: %w: %w", errMalformed, err)
+			return nil, nil, fmt.Errorf("k8s: list metadata: %w: %w", wire.ErrMalformed, err)
 		}
 		items = its
 	default:
-		if meta, items, err = jsonList(body); err != nil {
+		if meta, items, err = wire.SplitJSONList(body); err != nil {
 			return nil, nil, fmt.Errorf("k8s: list: %w", err)
 		}
 	}
 	if lo.Continue == "" {
-		d.codec.known.begin()
+		d.codec.known.Begin()
 	}
 	objs := d.codec.decodeList(f, items, func(i int, err error) {
 		d.bad.report(ctx, fmt.Errorf("k8s: list item %d of %d (%s): %w", i, len(items), f, err))
 	})
 	if meta.Continue == "" {
-		d.codec.known.sweep()
+		d.codec.known.Sweep()
 	}
 	return objs, &meta, nil
 }
 
 // newSource returns the source of d, which decodes its responses itself.
+// While it lives, it holds a lease on the sharing tables (sharing.go).
 func (d *decodingClient[E, T]) newSource(opts Options) *Source[T] {
 	path := d.path
-	return &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts,
+	src := &Source[T]{list: d.list, watchTo: d.watchTo, decoding: true, bad: d.bad, opts: opts,
 		path: &path, snapCodec: d.codec.snapshotCodec()}
+	holdSharing(src, opts)
+	return src
 }
 
 // watchTo opens a watch and decodes its events into sink (see
@@ -217,7 +222,7 @@ func (d *decodingClient[E, T]) watchTo(ctx context.Context, lo metav1.ListOption
 func (d *decodingClient[E, T]) openWatch(ctx context.Context, lo metav1.ListOptions) (io.ReadCloser, error) {
 	lo.Watch = true
 	if lo.SendInitialEvents != nil && *lo.SendInitialEvents {
-		d.codec.known.begin() // swept at the initial events' end marker
+		d.codec.known.Begin() // swept at the initial events' end marker
 	}
 	req, err := d.request(&lo)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/typename"
+
+	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
 
 // The codecs of snapshots ([Source.SnapshotCodec]).
@@ -24,7 +26,7 @@ import (
 // unstructured and metadata objects, objects of other clients) is kept in
 // JSON, decoded as the source decodes JSON. Decoding an object of a source
 // that decodes itself also records it as delivered, at its resourceVersion
-// (known.go), so that a relist after a restart decodes only what changed
+// (wire.Known), so that a relist after a restart decodes only what changed
 // while the program was down.
 
 // snapshotFormatVersion is the version of the codecs' encoding, part of
@@ -141,11 +143,11 @@ func (j jsonSnapshotCodec[E, T]) Decode(data []byte) (T, error) {
 	return obj, nil
 }
 
-// restored records obj, decoded from a snapshot, as delivered (known.go):
+// restored records obj, decoded from a snapshot, as delivered (wire.Known):
 // a relist then hands it on again, undecoded, if the server's is at the
 // same resourceVersion.
 func (c *codec[E, T]) restored(obj T) {
 	if c.known != nil {
-		c.known.record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), obj)
+		c.known.Record(obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(), wire.AnchorOne((*E)(obj)), 0)
 	}
 }

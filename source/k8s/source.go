@@ -113,7 +113,10 @@ var _ informer.Source[*unstructured.Unstructured] = (*Source[*unstructured.Unstr
 //     stream arrives, and handed on in the server's order;
 //   - managedFields are skipped in the protobuf bytes before decoding
 //     (unless [Options.KeepManagedFields]);
-//   - repeated strings are shared between objects ([Options.DisableStringSharing]);
+//   - repeated strings are shared between objects ([Options.DisableStringSharing]),
+//     and so are the spec subtrees objects repeat byte for byte
+//     ([Options.DisableSubtreeSharing], which says why a cached object must
+//     never be modified in place);
 //   - an object that does not decode is counted ([Source.DecodeErrors]),
 //     reported (see the package doc) and left out, and a deletion whose object does
 //     not decode is delivered with the object's metadata, so no deletion is

@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"fmt"
@@ -59,7 +59,7 @@ func (f *pbField) decode(b []byte, typ protowire.Type, at unsafe.Pointer) ([]byt
 	// Repeated scalars may come packed (as bytes) whatever the tag says.
 	packed := typ == protowire.BytesType && (f.kind == pbSliceInt32 || f.kind == pbSliceInt64)
 	if typ != f.wire && !packed {
-		return nil, fmt.Errorf("%w: wire type %d, want %d", errMalformed, typ, f.wire)
+		return nil, fmt.Errorf("%w: wire type %d, want %d", ErrMalformed, typ, f.wire)
 	}
 	switch typ {
 	case protowire.VarintType:
@@ -106,7 +106,7 @@ func (f *pbField) decode(b []byte, typ protowire.Type, at unsafe.Pointer) ([]byt
 		}
 		return b[n:], f.decodeBytes(v, at)
 	}
-	return nil, fmt.Errorf("%w: wire type %d", errMalformed, typ)
+	return nil, fmt.Errorf("%w: wire type %d", ErrMalformed, typ)
 }
 
 // setVarint stores a varint into a scalar field, or appends it to a
@@ -205,7 +205,7 @@ func (f *pbField) decodeBytes(v []byte, at unsafe.Pointer) error {
 			mv.Set(reflect.MakeMap(f.typ))
 		}
 		key := reflect.New(f.typ.Key()).Elem()
-		key.SetString(sharedStrings.getBytes(k))
+		key.SetString(f.str(k))
 		el := reflect.New(f.elem)
 		switch {
 		case f.sub != nil && !f.sub.custom:
@@ -220,7 +220,7 @@ func (f *pbField) decodeBytes(v []byte, at unsafe.Pointer) error {
 		}
 		mv.SetMapIndex(key, el.Elem())
 	default:
-		return fmt.Errorf("%w: bytes for a field of kind %d", errMalformed, f.kind)
+		return fmt.Errorf("%w: bytes for a field of kind %d", ErrMalformed, f.kind)
 	}
 	return nil
 }
@@ -279,5 +279,5 @@ func countRun(b []byte, num protowire.Number) int {
 }
 
 func pbErr(n int) error {
-	return fmt.Errorf("%w: %w", errMalformed, protowire.ParseError(n))
+	return fmt.Errorf("%w: %w", ErrMalformed, protowire.ParseError(n))
 }

@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// jsonList splits a JSON list ({"kind":…,"metadata":{…},"items":[…]}) into
+// SplitJSONList splits a JSON list ({"kind":…,"metadata":{…},"items":[…]}) into
 // its metadata and the raw bytes of each item, without decoding any item.
 // The item slices alias body.
-func jsonList(body []byte) (meta metav1.ListMeta, items [][]byte, err error) {
+func SplitJSONList(body []byte) (meta metav1.ListMeta, items [][]byte, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := expectDelim(dec, '{'); err != nil {
 		return meta, nil, err
@@ -19,12 +19,12 @@ func jsonList(body []byte) (meta metav1.ListMeta, items [][]byte, err error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return meta, nil, fmt.Errorf("%w: %w", errMalformed, err)
+			return meta, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch tok {
 		case "metadata":
 			if err := dec.Decode(&meta); err != nil {
-				return meta, nil, fmt.Errorf("%w: list metadata: %w", errMalformed, err)
+				return meta, nil, fmt.Errorf("%w: list metadata: %w", ErrMalformed, err)
 			}
 		case "items":
 			if items, err = jsonItems(dec, body); err != nil {
@@ -33,7 +33,7 @@ func jsonList(body []byte) (meta metav1.ListMeta, items [][]byte, err error) {
 		default:
 			var skip jsonSpan
 			if err := dec.Decode(&skip); err != nil {
-				return meta, nil, fmt.Errorf("%w: %w", errMalformed, err)
+				return meta, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 			}
 		}
 	}
@@ -45,26 +45,26 @@ func jsonList(body []byte) (meta metav1.ListMeta, items [][]byte, err error) {
 func jsonItems(dec *json.Decoder, body []byte) ([][]byte, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, fmt.Errorf("%w: items: %w", errMalformed, err)
+		return nil, fmt.Errorf("%w: items: %w", ErrMalformed, err)
 	}
 	if tok == nil { // "items": null
 		return nil, nil
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, fmt.Errorf("%w: items is not an array", errMalformed)
+		return nil, fmt.Errorf("%w: items is not an array", ErrMalformed)
 	}
 	var items [][]byte
 	for dec.More() {
 		var el jsonSpan
 		if err := dec.Decode(&el); err != nil {
-			return nil, fmt.Errorf("%w: item %d: %w", errMalformed, len(items), err)
+			return nil, fmt.Errorf("%w: item %d: %w", ErrMalformed, len(items), err)
 		}
 		// The element ends at the decoder's offset and is n bytes long.
 		end := int(dec.InputOffset())
 		items = append(items, body[end-el.n:end:end])
 	}
 	if _, err := dec.Token(); err != nil { // ']'
-		return nil, fmt.Errorf("%w: items: %w", errMalformed, err)
+		return nil, fmt.Errorf("%w: items: %w", ErrMalformed, err)
 	}
 	return items, nil
 }
@@ -78,16 +78,16 @@ func (s *jsonSpan) UnmarshalJSON(b []byte) error { s.n = len(b); return nil }
 func expectDelim(dec *json.Decoder, want json.Delim) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return fmt.Errorf("%w: %w", errMalformed, err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("%w: want %q, got %v", errMalformed, want, tok)
+		return fmt.Errorf("%w: want %q, got %v", ErrMalformed, want, tok)
 	}
 	return nil
 }
 
-// jsonEvent is one event of a JSON watch stream, its object left raw.
-type jsonEvent struct {
+// JSONEvent is one event of a JSON watch stream, its object left raw.
+type JSONEvent struct {
 	Type   string          `json:"type"`
 	Object json.RawMessage `json:"object"`
 }

@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"math/rand"
@@ -36,8 +36,9 @@ func checkPlanDecodes[E any, T interface {
 	f = f.NilChance(0.2).NumElements(0, 3)
 	typ := reflect.TypeFor[E]()
 	for _, keep := range []bool{true, false} {
-		for _, share := range []bool{true, false} {
-			p := planFor(typ, keep, share)
+		for share := range 4 { // strings, subtrees: neither, one, the other, both
+			o := PlanOptions{KeepManagedFields: keep, ShareStrings: share&1 != 0, ShareSubtrees: share&2 != 0}
+			p := planFor(typ, o)
 			require.NotNil(t, p, "%v has no plan", typ)
 			for i := range n {
 				var src E
@@ -54,7 +55,7 @@ func checkPlanDecodes[E any, T interface {
 					var got E
 					require.NoError(t, pbDecode(raw, unsafe.Pointer(&got), p), "%v #%d", typ, i)
 					if !equality.Semantic.DeepEqual(want, got) {
-						t.Fatalf("%v #%d keep=%v share=%v: (-want +got)\n%s", typ, i, keep, share,
+						t.Fatalf("%v #%d %+v: (-want +got)\n%s", typ, i, o,
 							cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })))
 					}
 				}

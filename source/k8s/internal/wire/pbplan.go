@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -27,6 +28,46 @@ import (
 // Types the plan cannot describe — those with unexported fields or no
 // protobuf tags, such as resource.Quantity and metav1.Time — are decoded by
 // their own Unmarshal method.
+
+// Plan decodes the protobuf encoding of struct type E (a type of
+// k8s.io/api, or any type tagged the same way) by a plan of its fields,
+// built once per type and options. It is immutable and safe for
+// concurrent use.
+type Plan[E any] struct{ p *pbPlan }
+
+// PlanOptions says how a [Plan] decodes. The zero value keeps nothing
+// optional and shares nothing.
+type PlanOptions struct {
+	// KeepManagedFields keeps metadata.managedFields (skipped unread
+	// otherwise).
+	KeepManagedFields bool
+	// ShareStrings shares repeated strings between the objects decoded, as
+	// [ShareStrings] does.
+	ShareStrings bool
+	// ShareSubtrees shares the spec subtrees that objects repeat byte for
+	// byte (see the package doc, and its mutation hazard).
+	ShareSubtrees bool
+}
+
+// NewPlan returns the plan of E, or nil when E cannot be planned
+// ([PlanProblem] says why).
+func NewPlan[E any](o PlanOptions) *Plan[E] {
+	p := planFor(reflect.TypeFor[E](), o)
+	if p == nil {
+		return nil
+	}
+	return &Plan[E]{p: p}
+}
+
+// Decode decodes the protobuf message raw (an object's own bytes, without
+// envelope) into *into, merging into what is there as the generated
+// Unmarshal methods do. raw is not retained.
+//
+// Possible errors: [ErrMalformed] (wrapped) for bytes that do not parse
+// or a field of the wrong wire type; [ErrSharedMerge] (wrapped) for a
+// shared field that occurs again, which the generated Unmarshal merges; a
+// field's own Unmarshal error.
+func (p *Plan[E]) Decode(raw []byte, into *E) error { return pbDecode(raw, unsafe.Pointer(into), p.p) }
 
 // pbKind is how one field is decoded.
 type pbKind uint8
@@ -67,7 +108,7 @@ type pbField struct {
 	typ   reflect.Type // the field's Go type
 	elem  reflect.Type // slice element, pointer target, map value
 	sub   *pbPlan      // plan of a message (struct, pointer target, slice element, map value)
-	share bool         // strings: shared through sharedStrings; subtrees: see pbshare.go
+	share bool         // strings (a map's keys): shared through sharedStrings
 	table *shareTable  // subtrees shared byte for byte (nil: not shared)
 }
 
@@ -87,23 +128,23 @@ func (p *pbPlan) field(n protowire.Number) *pbField {
 }
 
 // planKey selects a plan: the same type is planned differently when
-// managedFields are kept or strings are not shared.
+// managedFields are kept or strings or subtrees are not shared.
 type planKey struct {
-	typ         reflect.Type
-	keepManaged bool
-	share       bool
+	typ reflect.Type
+	o   PlanOptions
 }
 
 var pbPlans sync.Map // planKey → *pbPlan
 
 // planFor returns the plan of struct type t, building it on first use, or
 // nil if t cannot be planned (its own Unmarshal is then used).
-func planFor(t reflect.Type, keepManaged, share bool) *pbPlan {
-	k := planKey{t, keepManaged, share}
+func planFor(t reflect.Type, o PlanOptions) *pbPlan {
+	k := planKey{t, o}
 	if p, ok := pbPlans.Load(k); ok {
 		return p.(*pbPlan)
 	}
-	b := &planBuilder{keepManaged: keepManaged, share: share, plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
+	b := &planBuilder{keepManaged: o.KeepManagedFields, strings: o.ShareStrings, subtrees: o.ShareSubtrees,
+		plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
 	p := b.plan(t, pathRoot)
 	if p.custom {
 		p = nil
@@ -113,12 +154,13 @@ func planFor(t reflect.Type, keepManaged, share bool) *pbPlan {
 }
 
 type planBuilder struct {
-	keepManaged, share bool
-	plans              map[builtKey]*pbPlan
-	building           map[builtKey]bool
+	keepManaged       bool
+	strings, subtrees bool // what is shared
+	plans             map[builtKey]*pbPlan
+	building          map[builtKey]bool
 	// trail is the path of Go field names from the root to the field
 	// being planned; why is the first field the plan could not describe
-	// and why (see planProblem).
+	// and why (see PlanProblem).
 	trail []string
 	why   string
 }
@@ -139,6 +181,9 @@ const (
 	pathSpec           // the object's spec and below
 	pathOther          // anything else
 )
+
+// protoUnmarshaler is what the generated types of k8s.io/api implement.
+type protoUnmarshaler interface{ Unmarshal([]byte) error }
 
 var unmarshalerType = reflect.TypeFor[protoUnmarshaler]()
 
@@ -205,10 +250,13 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 		default:
 			f.wire = protowire.BytesType
 		}
-		if f.kind == pbString || f.kind == pbSliceString || f.kind == pbPtrString || f.kind == pbMapStringString {
-			f.share = b.share && !uniqueFields[[2]string{t.Name(), sf.Name}] && !uniqueFields[[2]string{"", sf.Name}]
+		switch f.kind {
+		case pbString, pbSliceString, pbPtrString, pbMapStringString:
+			f.share = b.strings && !uniqueFields[[2]string{t.Name(), sf.Name}] && !uniqueFields[[2]string{"", sf.Name}]
+		case pbMap:
+			f.share = b.strings // its keys
 		}
-		if sub == pathSpec && b.share && (f.kind == pbPtrMsg || f.kind == pbSliceMsg || f.kind == pbMap) {
+		if sub == pathSpec && b.subtrees && (f.kind == pbPtrMsg || f.kind == pbSliceMsg || f.kind == pbMap) {
 			f.table = newShareTable()
 		}
 		for int(num) >= len(p.fields) {
@@ -244,10 +292,10 @@ func unplannable(t reflect.Type) string {
 	return ""
 }
 
-// planProblem says why struct type t has no plan (planFor returns nil):
+// PlanProblem says why struct type t has no plan (planFor returns nil):
 // the first field the plan cannot describe, by its path of Go field names
 // from t, with its type and what to use instead. "" if t has a plan.
-func planProblem(t reflect.Type, keepManaged bool) string {
+func PlanProblem(t reflect.Type, keepManaged bool) string {
 	b := &planBuilder{keepManaged: keepManaged, plans: map[builtKey]*pbPlan{}, building: map[builtKey]bool{}}
 	if why := unplannable(t); why != "" {
 		return fmt.Sprintf("%s %s", t, why)

@@ -1,7 +1,6 @@
-package k8s
+package wire
 
 import (
-	"errors"
 	"hash/maphash"
 	"sync"
 	"unsafe"
@@ -24,14 +23,20 @@ import (
 //
 // Each field has a table of two generations of at most sharePerGeneration
 // values; values not asked for during a generation are forgotten by the
-// table (objects that hold them keep them).
+// table (objects that hold them keep them). The tables are within the
+// budget of every sharing table (budget.go).
 const (
 	sharePerGeneration = 4096
 	maxSharedSpan      = 2048 // larger subtrees are decoded per object
+	// subtreeSlot is what a value costs its table beyond its key's bytes
+	// and its decoded value (estimated at twice its wire size): the map
+	// slot, the key's header, the value pointer.
+	subtreeSlot = 64
+	// seenSlot is what the hash of a value seen once costs.
+	seenSlot = 16
 )
 
-var errSharedMerge = errors.New("a shared field occurs again")
-
+// shareTable is the table of one shared field. mu guards every field.
 type shareTable struct {
 	mu       sync.Mutex
 	cur, old map[string]unsafe.Pointer
@@ -39,14 +44,25 @@ type shareTable struct {
 	// canonical the second time it is seen, so that values unique to one
 	// object (a volume named after the pod) cost the table a hash, not a
 	// copy of their bytes.
-	seen, seenOld map[uint64]struct{}
+	seen, seenOld      map[uint64]struct{}
+	curBytes, oldBytes int64 // of cur and old, with seen and seenOld
+	hits, misses       uint64
+	refused            uint64
 }
 
 var shareSeed = maphash.MakeSeed()
 
+// newShareTable returns an empty table, listed for ReadStats and clearing.
 func newShareTable() *shareTable {
-	return &shareTable{cur: make(map[string]unsafe.Pointer), seen: make(map[uint64]struct{})}
+	t := &shareTable{cur: make(map[string]unsafe.Pointer), seen: make(map[uint64]struct{})}
+	allTables.mu.Lock()
+	allTables.t = append(allTables.t, t)
+	allTables.mu.Unlock()
+	return t
 }
+
+// spanCost is what a value of wire size n costs its table.
+func spanCost(n int) int64 { return int64(3*n + subtreeSlot) }
 
 // admit reports whether span has been seen before, and records it.
 func (t *shareTable) admit(span []byte) bool {
@@ -59,23 +75,44 @@ func (t *shareTable) admit(span []byte) bool {
 	if _, ok := t.seenOld[h]; ok {
 		return true
 	}
-	if len(t.seen) >= 4*sharePerGeneration {
-		t.seenOld, t.seen = t.seen, make(map[uint64]struct{}, sharePerGeneration)
+	if len(t.seen) >= 4*sharePerGeneration || !fits(seenSlot) {
+		t.rotateLocked()
+		if !fits(seenSlot) {
+			t.refused++
+			return false
+		}
 	}
 	t.seen[h] = struct{}{}
+	t.curBytes += seenSlot
+	budget.used.Add(seenSlot)
 	return false
+}
+
+// rotateLocked drops the older generation: the current one becomes it.
+func (t *shareTable) rotateLocked() {
+	budget.used.Add(-t.oldBytes)
+	t.old, t.cur = t.cur, make(map[string]unsafe.Pointer, min(len(t.cur), sharePerGeneration/4))
+	t.seenOld, t.seen = t.seen, make(map[uint64]struct{}, min(len(t.seen), sharePerGeneration))
+	t.oldBytes, t.curBytes = t.curBytes, 0
 }
 
 func (t *shareTable) get(span []byte) unsafe.Pointer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p, ok := t.cur[string(span)]; ok {
+		t.hits++
 		return p
 	}
 	if p, ok := t.old[string(span)]; ok {
+		t.hits++
+		cost := spanCost(len(span))
+		delete(t.old, string(span))
+		t.oldBytes -= cost
+		budget.used.Add(-cost)
 		t.putLocked(string(span), p)
 		return p
 	}
+	t.misses++
 	return nil
 }
 
@@ -86,10 +123,34 @@ func (t *shareTable) put(span []byte, p unsafe.Pointer) {
 }
 
 func (t *shareTable) putLocked(key string, p unsafe.Pointer) {
-	if len(t.cur) >= sharePerGeneration {
-		t.old, t.cur = t.cur, make(map[string]unsafe.Pointer, sharePerGeneration/4)
+	cost := spanCost(len(key))
+	if len(t.cur) >= sharePerGeneration || !fits(cost) {
+		t.rotateLocked()
+		if !fits(cost) {
+			t.refused++
+			return
+		}
 	}
 	t.cur[key] = p
+	t.curBytes += cost
+	budget.used.Add(cost)
+}
+
+// stats returns the table's entries, hits, misses and refusals.
+func (t *shareTable) stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Stats{Entries: len(t.cur) + len(t.old), Hits: t.hits, Misses: t.misses, Refused: t.refused}
+}
+
+// clear empties the table.
+func (t *shareTable) clear() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	budget.used.Add(-t.curBytes - t.oldBytes)
+	t.cur, t.old = make(map[string]unsafe.Pointer), nil
+	t.seen, t.seenOld = make(map[uint64]struct{}), nil
+	t.curBytes, t.oldBytes = 0, 0
 }
 
 // shared decodes field f (number num) from b, which starts at its tag,
@@ -109,7 +170,7 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 		if f.kind == pbSliceMsg {
 			return b, false, nil // appends to a clipped slice copy it
 		}
-		return nil, false, errSharedMerge
+		return nil, false, ErrSharedMerge
 	}
 	end := 0
 	for r := b; len(r) > 0; {
@@ -169,26 +230,4 @@ func (f *pbField) assign(at, c unsafe.Pointer) {
 	case pbSliceMsg:
 		*(*sliceHeader)(at) = *(*sliceHeader)(c)
 	}
-}
-
-// getBytes is get for a string held as bytes: a string already in the
-// table costs no allocation.
-func (t *stringTable) getBytes(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	sh := &t.shards[maphash.Bytes(t.seed, b)&stringShardsMask]
-	sh.mu.Lock()
-	c, ok := sh.cur[string(b)]
-	if !ok {
-		if c, ok = sh.old[string(b)]; !ok {
-			c = string(b)
-		}
-		if len(sh.cur) >= stringsPerShard {
-			sh.old, sh.cur = sh.cur, make(map[string]string, stringsPerShard/4)
-		}
-		sh.cur[c] = c
-	}
-	sh.mu.Unlock()
-	return c
 }

@@ -1,34 +1,42 @@
-package k8s
+package wire
 
 import (
-	"hash/maphash"
 	"reflect"
-	"strings"
 	"sync"
 	"unsafe"
 )
 
-// An interner replaces the strings of a decoded object with canonical
-// copies from [sharedStrings], so that the label keys and values,
-// namespaces, node names, owner kinds, image names, environment variables
-// and the like that thousands of cached objects repeat are held once.
+// ShareStrings replaces the strings of *o, o a pointer to a struct, with
+// canonical copies from the process's table of shared strings, so that the
+// label keys and values, namespaces, node names, owner kinds, image names,
+// environment variables and the like that thousands of cached objects
+// repeat are held once. Anything else o may be is left as it is. o must not
+// be in use by another goroutine.
 //
 // Strings that are unique to an object by construction (its name, UID and
-// resourceVersion, container IDs, pod IPs) and strings longer than
-// maxInterned are left as decoded: sharing them saves nothing and would
-// cost a table entry each.
+// resourceVersion, container IDs, pod IPs) and strings longer than 256
+// bytes are left as decoded: sharing them saves nothing and would cost a
+// table entry each.
 //
 // The walk over an object's fields is planned once per Go type, from
 // reflection, and then runs over memory offsets without reflection except
 // for maps whose values are not strings.
+func ShareStrings(o any) { interners.object(o) }
+
+// Intern returns the canonical copy of s in the process's table of shared
+// strings (making s canonical if there is none): s itself when it is "" or
+// longer than 256 bytes.
+func Intern(s string) string { return intern(s) }
+
+// interner holds the walks of the types [ShareStrings] has seen.
 type interner struct {
 	plans sync.Map // reflect.Type → *plan
 }
 
+var interners interner
+
 // maxInterned is the longest string shared.
 const maxInterned = 256
-
-func newInterner() *interner { return &interner{} }
 
 // object shares the strings of o, a pointer to a struct.
 func (in *interner) object(o any) {
@@ -249,63 +257,4 @@ func intern(s string) string {
 		return s
 	}
 	return sharedStrings.get(s)
-}
-
-// sharedStrings is the process's table of canonical strings, shared by
-// every source (namespaces and node names repeat across resources).
-//
-// unique.Make is not used: its table holds entries weakly through the
-// Handle, and a string kept only as a Value() loses its entry at the next
-// garbage collection, so objects decoded after it would get new copies.
-//
-// The table is bounded and forgets what is no longer used: each shard keeps
-// two generations; a lookup that misses the current one and hits the
-// previous one moves the string forward, and when the current generation is
-// full it becomes the previous one (the oldest is dropped). A string no
-// object asks for during a whole generation is forgotten by the table (the
-// objects that hold it keep it).
-var sharedStrings = newStringTable()
-
-const (
-	stringShards     = 64
-	stringsPerShard  = 16 << 10 // a generation; 64 shards: up to 2M strings in two generations
-	stringShardsMask = stringShards - 1
-)
-
-type stringTable struct {
-	seed   maphash.Seed
-	shards [stringShards]stringShard
-}
-
-type stringShard struct {
-	mu       sync.Mutex
-	cur, old map[string]string
-	_        [40]byte // keeps shards on separate cache lines
-}
-
-func newStringTable() *stringTable {
-	t := &stringTable{seed: maphash.MakeSeed()}
-	for i := range t.shards {
-		t.shards[i].cur = make(map[string]string)
-	}
-	return t
-}
-
-// get returns the canonical copy of s, making s (cloned, so that it does
-// not pin a larger buffer) canonical if there is none.
-func (t *stringTable) get(s string) string {
-	sh := &t.shards[maphash.String(t.seed, s)&stringShardsMask]
-	sh.mu.Lock()
-	c, ok := sh.cur[s]
-	if !ok {
-		if c, ok = sh.old[s]; !ok {
-			c = strings.Clone(s)
-		}
-		if len(sh.cur) >= stringsPerShard {
-			sh.old, sh.cur = sh.cur, make(map[string]string, stringsPerShard/4)
-		}
-		sh.cur[c] = c
-	}
-	sh.mu.Unlock()
-	return c
 }

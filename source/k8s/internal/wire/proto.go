@@ -1,4 +1,4 @@
-package k8s
+package wire
 
 import (
 	"bytes"
@@ -18,7 +18,9 @@ import (
 // metav1.WatchEvent (bare, without the envelope), whose field 2 (object) is
 // a runtime.RawExtension whose field 1 (raw) is an envelope of the object.
 
-var protoMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+// Magic is the prefix of every object and list in the Kubernetes protobuf
+// encoding.
+const Magic = "k8s\x00"
 
 // Field numbers of the messages the source reads without decoding them.
 const (
@@ -36,20 +38,18 @@ const (
 // is 3 MiB per object, and an event carries one object.
 const maxFrame = 64 << 20
 
-var errMalformed = errors.New("malformed protobuf")
-
-// unwrapProto returns the raw bytes of the object in a Kubernetes protobuf
+// Unwrap returns the raw bytes of the object in a Kubernetes protobuf
 // envelope (magic + runtime.Unknown). b is not copied.
-func unwrapProto(b []byte) ([]byte, error) {
-	if !bytes.HasPrefix(b, protoMagic) {
-		return nil, fmt.Errorf("%w: no k8s protobuf prefix", errMalformed)
+func Unwrap(b []byte) ([]byte, error) {
+	if !bytes.HasPrefix(b, []byte(Magic)) {
+		return nil, fmt.Errorf("%w: no k8s protobuf prefix", ErrMalformed)
 	}
-	raw, ok, err := bytesField(b[len(protoMagic):], unknownRawField)
+	raw, ok, err := bytesField(b[len(Magic):], unknownRawField)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: envelope without raw bytes", errMalformed)
+		return nil, fmt.Errorf("%w: envelope without raw bytes", ErrMalformed)
 	}
 	return raw, nil
 }
@@ -80,8 +80,15 @@ func leadingBytesField(b []byte, num protowire.Number) ([]byte, error) {
 		}
 		b = b[size:]
 	}
-	return nil, fmt.Errorf("%w: no field %d", errMalformed, num)
+	return nil, fmt.Errorf("%w: no field %d", ErrMalformed, num)
 }
+
+// Meta returns the bytes of the metadata of raw, an object's own bytes:
+// its leading metadata field, which is read even when what follows it is
+// damaged. The result aliases raw.
+//
+// Possible errors: [ErrMalformed] (wrapped).
+func Meta(raw []byte) ([]byte, error) { return leadingBytesField(raw, objectMetaField) }
 
 // eachField calls fn with each top-level field of message b: its number,
 // wire type and, for length-delimited fields, the value's bytes (nil for
@@ -118,9 +125,9 @@ func consumeField(b []byte) (num protowire.Number, typ protowire.Type, val []byt
 	return num, typ, val, n + m, nil
 }
 
-// protoList splits the raw bytes of a list into its metadata and its items
+// SplitList splits the raw bytes of a list into its metadata and its items
 // (field itemsField), without decoding any item. The slices alias raw.
-func protoList(raw []byte, itemsField protowire.Number) (meta []byte, items [][]byte, err error) {
+func SplitList(raw []byte, itemsField protowire.Number) (meta []byte, items [][]byte, err error) {
 	err = eachField(raw, func(n protowire.Number, typ protowire.Type, v []byte) error {
 		if typ != protowire.BytesType {
 			return nil
@@ -136,12 +143,12 @@ func protoList(raw []byte, itemsField protowire.Number) (meta []byte, items [][]
 	return meta, items, err
 }
 
-// protoWatchEvent splits one watch frame into the event's type and the raw
+// SplitWatchEvent splits one watch frame into the event's type and the raw
 // bytes of its object (envelope removed). The slices alias frame.
-func protoWatchEvent(frame []byte) (typ string, obj []byte, err error) {
+func SplitWatchEvent(frame []byte) (typ string, obj []byte, err error) {
 	raw := frame // the stream serializer writes bare WatchEvents
-	if bytes.HasPrefix(frame, protoMagic) {
-		if raw, err = unwrapProto(frame); err != nil {
+	if bytes.HasPrefix(frame, []byte(Magic)) {
+		if raw, err = Unwrap(frame); err != nil {
 			return "", nil, err
 		}
 	}
@@ -162,16 +169,16 @@ func protoWatchEvent(frame []byte) (typ string, obj []byte, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if obj, err = unwrapProto(inner); err != nil {
+	if obj, err = Unwrap(inner); err != nil {
 		return "", nil, err
 	}
 	return typ, obj, nil
 }
 
-// withoutManagedFields returns obj with metadata.managedFields removed: obj
+// WithoutManagedFields returns obj with metadata.managedFields removed: obj
 // itself when it has none, else a copy built in *scratch (grown as needed),
 // valid until the next call with the same scratch.
-func withoutManagedFields(obj []byte, scratch *[]byte) ([]byte, error) {
+func WithoutManagedFields(obj []byte, scratch *[]byte) ([]byte, error) {
 	// Find the metadata field and whether it holds managedFields.
 	var metaStart, metaEnd int // the whole field, tag included
 	var meta []byte
@@ -224,20 +231,27 @@ func withoutManagedFields(obj []byte, scratch *[]byte) ([]byte, error) {
 	return out, nil
 }
 
-// frameReader reads the length-prefixed frames of a protobuf watch stream.
-type frameReader struct {
+// FrameReader reads the length-prefixed frames of a protobuf watch stream.
+// It is not safe for concurrent use.
+type FrameReader struct {
 	r   io.Reader
 	hdr [4]byte
 }
 
-// next reads one frame into buf, or into a new buffer if buf is too small.
-func (f *frameReader) next(buf []byte) ([]byte, error) {
+// NewFrameReader returns a reader of the frames of r.
+func NewFrameReader(r io.Reader) *FrameReader { return &FrameReader{r: r} }
+
+// Next reads one frame into buf, or into a new buffer if buf is too small.
+//
+// Possible errors: r's (io.EOF at a frame boundary, io.ErrUnexpectedEOF
+// within one), [ErrMalformed] (wrapped) for a frame over 64 MiB.
+func (f *FrameReader) Next(buf []byte) ([]byte, error) {
 	if _, err := io.ReadFull(f.r, f.hdr[:]); err != nil {
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(f.hdr[:])
 	if n > maxFrame {
-		return nil, fmt.Errorf("%w: watch frame of %d bytes", errMalformed, n)
+		return nil, fmt.Errorf("%w: watch frame of %d bytes", ErrMalformed, n)
 	}
 	if cap(buf) < int(n) {
 		buf = make([]byte, n)

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ginformer/ginformer/internal/fields"
+	"github.com/ginformer/ginformer/internal/slicehdr"
 )
 
 // maxDepth bounds the pointers followed from one value: deeper is a cycle.
@@ -20,13 +21,6 @@ const maxDepth = 100
 // nil, else 1 + its length, then its elements (keys and values); an array
 // its elements; a struct its fields in order; a pointer 0 when nil, else 1
 // and the value; a BinaryMarshaler a varint length and its bytes.
-
-// sliceHeader is the layout of every slice.
-type sliceHeader struct {
-	data unsafe.Pointer
-	len  int
-	cap  int
-}
 
 func encode(b []byte, p *plan, ptr unsafe.Pointer, depth int) ([]byte, error) {
 	switch p.kind {
@@ -55,15 +49,15 @@ func encode(b []byte, p *plan, ptr unsafe.Pointer, depth int) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(s))+1)
 		return append(b, s...), nil
 	case kSlice:
-		h := (*sliceHeader)(ptr)
-		if h.data == nil {
+		h := (*slicehdr.Header)(ptr)
+		if h.Data == nil {
 			return append(b, 0), nil
 		}
-		b = binary.AppendUvarint(b, uint64(h.len)+1)
+		b = binary.AppendUvarint(b, uint64(h.Len)+1)
 		es := p.elem.size
 		var err error
-		for i := range h.len {
-			if b, err = encode(b, p.elem, unsafe.Add(h.data, uintptr(i)*es), depth); err != nil {
+		for i := range h.Len {
+			if b, err = encode(b, p.elem, unsafe.Add(h.Data, uintptr(i)*es), depth); err != nil {
 				return b, err
 			}
 		}
@@ -278,7 +272,7 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 		if b := d.Take(uint64(n)); d.Err == nil {
 			s := reflect.MakeSlice(p.typ, n, n)
 			copy(unsafe.Slice((*byte)(s.UnsafePointer()), n), b)
-			*(*sliceHeader)(ptr) = sliceHeader{data: s.UnsafePointer(), len: n, cap: n}
+			*(*slicehdr.Header)(ptr) = slicehdr.Header{Data: s.UnsafePointer(), Len: n, Cap: n}
 		}
 	case kSlice:
 		v := d.Uvarint()
@@ -295,7 +289,7 @@ func (d *decoder) decode(p *plan, ptr unsafe.Pointer, depth int) {
 			d.decode(p.elem, unsafe.Add(data, uintptr(i)*p.elem.size), depth)
 		}
 		if d.Err == nil {
-			*(*sliceHeader)(ptr) = sliceHeader{data: data, len: n, cap: n}
+			*(*slicehdr.Header)(ptr) = slicehdr.Header{Data: data, Len: n, Cap: n}
 		}
 	case kArray:
 		for i := range p.n {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/ginformer/ginformer/internal/slicehdr"
 )
 
 // ShareStrings replaces the strings of *o, o a pointer to a struct, with
@@ -180,9 +182,9 @@ func (p *plan) run(base unsafe.Pointer) {
 				s.sub.run(ptr)
 			}
 		case stepSlice:
-			hdr := (*sliceHeader)(at)
-			for j := range hdr.len {
-				s.sub.run(unsafe.Add(hdr.data, uintptr(j)*s.size))
+			hdr := (*slicehdr.Header)(at)
+			for j := range hdr.Len {
+				s.sub.run(unsafe.Add(hdr.Data, uintptr(j)*s.size))
 			}
 		case stepStringSlice:
 			ss := *(*[]string)(at)
@@ -238,12 +240,6 @@ func internMap(m reflect.Value, sub *plan) {
 		internAt((*string)(unsafe.Pointer(kk.Addr().Pointer())))
 		m.SetMapIndex(kk, v)
 	}
-}
-
-type sliceHeader struct {
-	data unsafe.Pointer
-	len  int
-	cap  int
 }
 
 func internAt(p *string) {

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ginformer/ginformer/internal/slicehdr"
 )
 
 // pbDecode decodes the protobuf message b into the struct at base, as plan
@@ -30,7 +32,7 @@ func pbDecode(b []byte, base unsafe.Pointer, p *pbPlan) error {
 		}
 		at := unsafe.Add(base, f.off)
 		if f.kind == pbSliceMsg && typ == protowire.BytesType {
-			if h := (*sliceHeader)(at); h.len == h.cap {
+			if h := (*slicehdr.Header)(at); h.Len == h.Cap {
 				// The entries of a repeated field come one after another:
 				// the run that starts here says how many there are.
 				reflect.NewAt(f.typ, at).Elem().Grow(countRun(b, num))

@@ -215,7 +215,7 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 		if tag == "" || tag == "-" {
 			continue // not on the wire (TypeMeta of objects, for one)
 		}
-		num, wire, repeated, ok := parseTag(tag)
+		num, repeated, ok := parseTag(tag)
 		if !ok {
 			b.fail(sf.Name, "has a protobuf tag that does not parse (%q)", tag)
 			p.custom = true
@@ -232,7 +232,7 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 			sub = pathMeta
 		}
 		b.trail = append(b.trail, sf.Name)
-		f, ok := b.fieldPlan(sf.Type, wire, repeated, sub)
+		f, ok := b.fieldPlan(sf.Type, repeated, sub)
 		b.trail = b.trail[:len(b.trail)-1]
 		if !ok {
 			b.fail(sf.Name, "has Go type %s, %s", sf.Type, unsupported(sf.Type))
@@ -349,8 +349,8 @@ func unsupported(ft reflect.Type) string {
 }
 
 // fieldPlan returns the plan of a field of type ft.
-func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated bool, path planPath) (*pbField, bool) {
-	f := &pbField{typ: ft, wire: wire}
+func (b *planBuilder) fieldPlan(ft reflect.Type, repeated bool, path planPath) (*pbField, bool) {
+	f := &pbField{typ: ft}
 	custom := func(t reflect.Type) bool {
 		return reflect.PointerTo(t).Implements(unmarshalerType)
 	}
@@ -484,30 +484,25 @@ func (b *planBuilder) fieldPlan(ft reflect.Type, wire protowire.Type, repeated b
 	return f, true
 }
 
-// parseTag reads `protobuf:"bytes,2,opt,name=spec"`: the wire type, the
-// number and whether the field is repeated.
-func parseTag(tag string) (num protowire.Number, wire protowire.Type, repeated, ok bool) {
+// parseTag reads `protobuf:"bytes,2,opt,name=spec"`: the number and
+// whether the field is repeated. The tag's wire type is only checked for
+// being one protobuf has: the plan takes the wire type from the Go type
+// (some tags in k8s.io/api name another).
+func parseTag(tag string) (num protowire.Number, repeated, ok bool) {
 	parts := strings.Split(tag, ",")
 	if len(parts) < 3 {
-		return 0, 0, false, false
+		return 0, false, false
 	}
 	switch parts[0] {
-	case "bytes":
-		wire = protowire.BytesType
-	case "varint":
-		wire = protowire.VarintType
-	case "fixed64":
-		wire = protowire.Fixed64Type
-	case "fixed32":
-		wire = protowire.Fixed32Type
+	case "bytes", "varint", "fixed64", "fixed32":
 	default:
-		return 0, 0, false, false
+		return 0, false, false
 	}
 	n, err := strconv.Atoi(parts[1])
 	if err != nil || n <= 0 {
-		return 0, 0, false, false
+		return 0, false, false
 	}
-	return protowire.Number(n), wire, parts[2] == "rep", true
+	return protowire.Number(n), parts[2] == "rep", true
 }
 
 // jsonName returns the field's JSON name.

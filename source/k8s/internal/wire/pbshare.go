@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ginformer/ginformer/internal/slicehdr"
 )
 
 // Subtrees shared byte for byte. Within an object's spec, a field that is a
@@ -164,7 +166,7 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 	case pbPtrMsg, pbMap:
 		empty = *(*unsafe.Pointer)(at) == nil
 	case pbSliceMsg:
-		empty = (*sliceHeader)(at).len == 0
+		empty = (*slicehdr.Header)(at).Len == 0
 	}
 	if !empty {
 		if f.kind == pbSliceMsg {
@@ -213,9 +215,9 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 	case pbPtrMsg, pbMap:
 		canon = *(*unsafe.Pointer)(at)
 	case pbSliceMsg:
-		h := *(*sliceHeader)(at)
-		h.cap = h.len
-		*(*sliceHeader)(at) = h
+		h := *(*slicehdr.Header)(at)
+		h.Cap = h.Len
+		*(*slicehdr.Header)(at) = h
 		canon = unsafe.Pointer(&h)
 	}
 	f.table.put(span, canon)
@@ -228,6 +230,6 @@ func (f *pbField) assign(at, c unsafe.Pointer) {
 	case pbPtrMsg, pbMap:
 		*(*unsafe.Pointer)(at) = c
 	case pbSliceMsg:
-		*(*sliceHeader)(at) = *(*sliceHeader)(c)
+		*(*slicehdr.Header)(at) = *(*slicehdr.Header)(c)
 	}
 }

@@ -44,23 +44,26 @@ func NewGroup() *Group {
 //
 // Names are unique within a group: a later call for a name must pass the
 // same key and object types and the same options, else it fails instead of
-// handing out an informer configured otherwise. Every field but Logger (the
-// first caller's is used: loggers are routinely derived per caller) is
-// compared, as given, before defaults (a zero BatchSize differs from 1000):
+// handing out an informer configured otherwise. The fields are compared as
+// given, before defaults (a zero BatchSize differs from 1000), by what Go
+// can compare safely:
 //
-//   - Funcs (KeyFunc, Transform, ErrorHandler, Index.Func) are the same only
-//     if they are the same func value: the same named function or method
-//     expression, or one closure value shared by both callers. Two
-//     evaluations of a func literal, or two method values (x.M), are
-//     different funcs even if they would behave alike, because Go cannot
-//     tell: keep such a func in a variable and pass that.
-//   - Interfaces (Source, Metrics) are the same if both are nil, or their
-//     dynamic types are identical and the values are equal with == (for a
-//     pointer: the same pointer). A dynamic value that is not comparable (a
-//     [SourceFuncs], which holds funcs) is never the same: pass a pointer to
-//     it (&SourceFuncs{...}) and share that.
-//   - Indexes are the same if they have the same names, each with the same
-//     func, in any order. Other fields compare with ==.
+//   - Funcs (KeyFunc, Transform, ErrorHandler, ObjectVersion, Index.Func,
+//     MutationDetector.Copy and Equal) are compared only for being set: a
+//     func one caller gives and the other leaves nil is a mismatch, two
+//     funcs are not compared (Go cannot tell whether two func values behave
+//     alike). The first caller's funcs win: the informer runs them for
+//     every caller. Callers that need other funcs use another name.
+//   - Logger is not compared; the first caller's is used (loggers are
+//     routinely derived per caller).
+//   - Interfaces (Source, Metrics, Snapshot.Store, Snapshot.Codec) are the
+//     same if both are nil, or their dynamic types are identical and the
+//     values are equal with == (for a pointer: the same pointer). A dynamic
+//     value that is not comparable (a [SourceFuncs], which holds funcs) is
+//     never the same: pass a pointer to it (&SourceFuncs{...}) and share
+//     that.
+//   - Indexes are the same if they have the same names in any order, each
+//     with a func or each without. Other fields compare with ==.
 //
 // Possible errors: those of [NewSharedInformer]; [ErrOptionsMismatch] (the
 // name is taken by an informer of other types or options; the error names

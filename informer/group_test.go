@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -73,23 +74,28 @@ func TestGroupInformerForComparesOptions(t *testing.T) {
 		}, ""},
 		{"Source", func(o *informer.Options[string, *item]) { o.Source = src2 }, "Source"},
 		{"nil Source", func(o *informer.Options[string, *item]) { o.Source = nil }, "Source"},
-		{"KeyFunc", func(o *informer.Options[string, *item]) { o.KeyFunc = otherKey }, "KeyFunc"},
+		{"other KeyFunc", func(o *informer.Options[string, *item]) { o.KeyFunc = otherKey }, ""},
+		{"no KeyFunc", func(o *informer.Options[string, *item]) { o.KeyFunc = nil }, "KeyFunc"},
 		{"fewer Indexes", func(o *informer.Options[string, *item]) { o.Indexes = o.Indexes[:1] }, "Indexes"},
 		{"index renamed", func(o *informer.Options[string, *item]) {
 			o.Indexes = []informer.Index[*item]{byGroup, {Name: "other", Func: byName.Func}}
 		}, "Indexes"},
-		{"index func", func(o *informer.Options[string, *item]) {
+		{"other index func", func(o *informer.Options[string, *item]) {
 			o.Indexes = []informer.Index[*item]{byGroup, {Name: "name", Func: byGroup.Func}}
+		}, ""},
+		{"no index func", func(o *informer.Options[string, *item]) {
+			o.Indexes = []informer.Index[*item]{byGroup, {Name: "name"}}
 		}, "Indexes"},
 		{"ResyncPeriod", func(o *informer.Options[string, *item]) { o.ResyncPeriod = time.Hour }, "ResyncPeriod"},
-		{"Transform", func(o *informer.Options[string, *item]) { o.Transform = dropGroup }, "Transform"},
+		{"other Transform", func(o *informer.Options[string, *item]) { o.Transform = dropGroup }, ""},
 		{"no Transform", func(o *informer.Options[string, *item]) { o.Transform = nil }, "Transform"},
 		{"Metrics", func(o *informer.Options[string, *item]) { o.Metrics = &atomicityProbe{} }, "Metrics"},
 		{"Metrics of another type", func(o *informer.Options[string, *item]) { o.Metrics = informer.NoopMetrics{} }, "Metrics"},
 		{"uncomparable Metrics", func(o *informer.Options[string, *item]) { o.Metrics = funcMetrics{} }, "Metrics"},
-		{"ErrorHandler", func(o *informer.Options[string, *item]) {
-			o.ErrorHandler = func(context.Context, error) { captured++ } // a closure: never the same as a named func
-		}, "ErrorHandler"},
+		{"other ErrorHandler", func(o *informer.Options[string, *item]) {
+			o.ErrorHandler = func(context.Context, error) { captured++ }
+		}, ""},
+		{"no ErrorHandler", func(o *informer.Options[string, *item]) { o.ErrorHandler = nil }, "ErrorHandler"},
 		{"BatchSize", func(o *informer.Options[string, *item]) { o.BatchSize = 0 }, "BatchSize"},
 		{"StuckHandlerThreshold", func(o *informer.Options[string, *item]) { o.StuckHandlerThreshold = time.Minute }, "StuckHandlerThreshold"},
 		{"ListWatch", func(o *informer.Options[string, *item]) { o.ListWatch.Backoff.Initial = time.Second }, "ListWatch"},
@@ -102,7 +108,7 @@ func TestGroupInformerForComparesOptions(t *testing.T) {
 			o.Snapshot.Store = informer.NewSnapshotFile(filepath.Join(t.TempDir(), "snap"))
 			o.Snapshot.Codec = informer.JSONCodec[*item]{}
 		}, "Snapshot"},
-		{"several", func(o *informer.Options[string, *item]) { o.KeyFunc = otherKey; o.BatchSize = 1 }, "KeyFunc, BatchSize"},
+		{"several", func(o *informer.Options[string, *item]) { o.Transform = nil; o.BatchSize = 1 }, "Transform, BatchSize"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,26 +130,41 @@ func TestGroupInformerForComparesOptions(t *testing.T) {
 	}
 }
 
-// TestGroupInformerForFuncIdentity: funcs are the same only when they are
-// the same func value; uncomparable sources never are.
-func TestGroupInformerForFuncIdentity(t *testing.T) {
-	src := newSource(t)
-	transform := func(n int) func(*item) (*item, error) {
-		return func(it *item) (*item, error) { c := *it; c.V += n; return &c, nil }
-	}
-	opts := informer.Options[string, *item]{Name: "items", Source: src, KeyFunc: itemKey, Transform: transform(1)}
-	g := informer.NewGroup()
-	_, err := informer.InformerFor(g, opts)
-	require.NoError(t, err)
-	_, err = informer.InformerFor(g, opts)
-	require.NoError(t, err, "one closure value, shared")
-	opts.Transform = transform(1)
-	_, err = informer.InformerFor(g, opts)
-	require.ErrorIs(t, err, informer.ErrOptionsMismatch, "another closure of the same literal")
+// TestGroupInformerForFirstFuncsWin: funcs are not compared, so a second
+// caller with another func gets the first caller's informer, which runs the
+// first caller's func; uncomparable sources are never the same.
+func TestGroupInformerForFirstFuncsWin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newSource(t)
+		put(t, src, "a", "g", 1)
+		transform := func(n int) func(*item) (*item, error) {
+			return func(it *item) (*item, error) { c := *it; c.V += n; return &c, nil }
+		}
+		opts := informer.Options[string, *item]{Name: "items", Source: src, KeyFunc: itemKey, Transform: transform(10)}
+		g := informer.NewGroup()
+		first, err := informer.InformerFor(g, opts)
+		require.NoError(t, err)
+		opts.Transform = transform(100)
+		second, err := informer.InformerFor(g, opts)
+		require.NoError(t, err)
+		assert.Same(t, first, second)
 
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- g.Run(ctx) }()
+		require.NoError(t, g.WaitForSync(t.Context()))
+		got, ok := second.Lister().Get("a")
+		require.True(t, ok)
+		assert.Equal(t, 11, got.V, "the first caller's transform")
+		cancel()
+		require.NoError(t, <-done)
+	})
+
+	src := newSource(t)
+	g := informer.NewGroup()
 	sf := informer.SourceFuncs[*item]{ListFunc: src.List, WatchFunc: src.Watch}
 	byValue := informer.Options[string, *item]{Name: "funcs", Source: sf, KeyFunc: itemKey}
-	_, err = informer.InformerFor(g, byValue)
+	_, err := informer.InformerFor(g, byValue)
 	require.NoError(t, err)
 	_, err = informer.InformerFor(g, byValue)
 	require.ErrorIs(t, err, informer.ErrOptionsMismatch, "an uncomparable Source is never the same")

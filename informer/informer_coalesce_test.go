@@ -17,7 +17,7 @@ import (
 // by the test through the returned stream channel.
 func feedSource() (informer.Source[*item], chan *informer.WatchStream[*item]) {
 	streams := make(chan *informer.WatchStream[*item], 1)
-	return informer.SourceFuncs[*item]{
+	return orderedFuncs{informer.SourceFuncs[*item]{
 		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*item], error) {
 			return informer.ListPage[*item]{Version: "0"}, nil
 		},
@@ -26,7 +26,7 @@ func feedSource() (informer.Source[*item], chan *informer.WatchStream[*item]) {
 			streams <- w
 			return w, nil
 		},
-	}, streams
+	}}, streams
 }
 
 // TestInformerCoalescingHandlerKeepsHeapBounded stalls a coalescing handler

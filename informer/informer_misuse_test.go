@@ -2,10 +2,12 @@ package informer_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -259,9 +261,23 @@ func TestZeroSharedInformerDoesNotPanic(t *testing.T) {
 	assert.ErrorIs(t, inf.WaitForVersion(t.Context(), "1"), informer.ErrInvalidOptions)
 }
 
+// orderedFuncs is a SourceFuncs whose versions are decimal, ordered: a
+// VersionComparer, for WaitForVersion.
+type orderedFuncs struct{ informer.SourceFuncs[*item] }
+
+func (orderedFuncs) CompareVersions(a, b string) (int, error) {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if err := errors.Join(errA, errB); err != nil {
+		return 0, fmt.Errorf("%w: %w", informer.ErrInvalidVersion, err)
+	}
+	return cmp.Compare(x, y), nil
+}
+
 func TestWaitForVersionSaysWhyWhenTheSourceFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		inf, err := informer.NewSharedInformer(informer.Options[string, *item]{Source: deniedSource(), KeyFunc: itemKey, Logger: logr.FromSlogHandler(slog.DiscardHandler)})
+		src := orderedFuncs{deniedSource().(informer.SourceFuncs[*item])}
+		inf, err := informer.NewSharedInformer(informer.Options[string, *item]{Source: src, KeyFunc: itemKey, Logger: logr.FromSlogHandler(slog.DiscardHandler)})
 		require.NoError(t, err)
 		start(t, inf)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

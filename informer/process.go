@@ -134,99 +134,21 @@ func (p *batchProcessor[K, T]) wakeHandlers() {
 // that to its caller, to do last (see processTaken).
 func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []Item[K, T], direct bool) {
 	start := monoNow() // the monotonic clock only: half the cost of time.Now
-	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
-	pre := inf.indexer.prepareItems(batch) // nil unless a large batch (a list)
-	for i, it := range batch {
-		ds := it.Deltas
-		if len(ds) == 0 {
-			continue
-		}
-		w := write[K, T]{key: it.Key, del: true}
-		if last := ds[len(ds)-1]; last.Type != Deleted {
-			var err error
-			if pre != nil {
-				w, err = pre.take(i)
-			} else {
-				err = inf.indexer.prepareKeyed(&w, last.Object)
-			}
-			if err != nil {
-				// The newest state cannot be cached: report it, and keep
-				// the newest earlier state that can (a deletion always
-				// can, so none is ever lost). With none, the key is left
-				// as the cache has it.
-				inf.report(ErrorClassStore, fmt.Errorf("informer %q: cache %v: %w", inf.name, it.Key, err))
-				var ok bool
-				if ds, ok = inf.storablePrefix(&w, ds[:len(ds)-1]); !ok {
-					continue
-				}
-			}
-		}
-		p.writes = append(p.writes, w)
-		p.deltas = append(p.deltas, ds)
-		p.initia = append(p.initia, it.IsInInitialList)
-	}
+	inf.prepareBatch(p, batch)
 	defer p.release(inf.indexer)
 	if inf.mutations != nil {
 		inf.mutations.copyWrites(p.writes) // before anyone can see the objects
 	}
 
-	p.refused = p.refused[:0]
 	inf.mu.Lock()
-	for {
-		defs := inf.indexer.tryCommit(p.writes, relistBatch(batch))
-		if defs == nil {
-			break
-		}
-		// AddIndexes ran since the writes were prepared: compute the new
-		// indexes' values with no lock held, then try again. A write that
-		// a new index refuses is skipped (and reported).
-		inf.mu.Unlock()
-		for _, err := range inf.indexer.reprepare(p.writes, defs, nil) {
-			p.refused = append(p.refused, fmt.Errorf("informer %q: cache: %w", inf.name, err))
-		}
-		inf.mu.Lock()
-	}
+	inf.commitLocked(p, relistBatch(batch))
 	listeners := inf.listeners
 	if inf.restoring {
 		listeners = nil // told at the end of the catch-up (see finishRestore)
 	}
 	p.notified = append(p.notified[:0], listeners...)
 	if len(listeners) > 0 {
-		// One shared copy of the notes for every handler (see noteBatch),
-		// built in place.
-		b := getBatch[K, T](&p.pool)
-		b.notes = slices.Grow(b.notes, len(p.writes))
-		p.syncs = slices.Grow(p.syncs[:0], len(p.writes))
-		for i := range p.writes {
-			w := &p.writes[i]
-			if w.failed {
-				continue
-			}
-			b.notes = p.appendNotes(b.notes, w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
-		}
-		anySync := false
-		for _, s := range p.syncs {
-			if s {
-				anySync = true
-				b.nsync++
-			}
-		}
-		if anySync {
-			b.syncs = append(b.syncs[:0], p.syncs...)
-		} else {
-			b.syncs = nil
-		}
-		if len(b.notes) > 0 {
-			for _, l := range listeners {
-				if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
-					p.wake = append(p.wake, l)
-				}
-			}
-		}
-		b.release()
-		if cap(p.syncs) > maxKeptBatch {
-			p.syncs = nil
-		}
+		inf.notifyLocked(p, listeners)
 	}
 	inf.mu.Unlock()
 
@@ -245,6 +167,100 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 	}
 	clear(p.notified) // a removed handler is not kept until the next batch
 	inf.metrics.ProcessingLatency(inf.name, time.Duration(monoNow()-start))
+}
+
+// prepareBatch prepares the cache writes of batch into p.writes (with each
+// one's deltas and initial-list flag), running key and index functions with
+// no lock held. A key whose newest state cannot be cached is reported, and
+// keeps the newest earlier state that can (a deletion always can, so none
+// is ever lost); with none, the key is left as the cache has it.
+func (inf *SharedInformer[K, T]) prepareBatch(p *batchProcessor[K, T], batch []Item[K, T]) {
+	p.writes, p.deltas, p.initia = slices.Grow(p.writes[:0], len(batch)), slices.Grow(p.deltas[:0], len(batch)), slices.Grow(p.initia[:0], len(batch))
+	pre := inf.indexer.prepareItems(batch) // nil unless a large batch (a list)
+	for i, it := range batch {
+		ds := it.Deltas
+		if len(ds) == 0 {
+			continue
+		}
+		w := write[K, T]{key: it.Key, del: true}
+		if last := ds[len(ds)-1]; last.Type != Deleted {
+			var err error
+			if pre != nil {
+				w, err = pre.take(i)
+			} else {
+				err = inf.indexer.prepareKeyed(&w, last.Object)
+			}
+			if err != nil {
+				inf.report(ErrorClassStore, fmt.Errorf("informer %q: cache %v: %w", inf.name, it.Key, err))
+				var ok bool
+				if ds, ok = inf.storablePrefix(&w, ds[:len(ds)-1]); !ok {
+					continue
+				}
+			}
+		}
+		p.writes = append(p.writes, w)
+		p.deltas = append(p.deltas, ds)
+		p.initia = append(p.initia, it.IsInInitialList)
+	}
+}
+
+// commitLocked commits p.writes to the Indexer (atomically for a relist).
+// If AddIndexes ran since the writes were prepared, it releases inf.mu to
+// compute the new indexes' values with no lock held, then tries again; a
+// write that a new index refuses is skipped, its error kept in p.refused.
+// The caller holds inf.mu.
+func (inf *SharedInformer[K, T]) commitLocked(p *batchProcessor[K, T], atomic bool) {
+	p.refused = p.refused[:0]
+	for {
+		defs := inf.indexer.tryCommit(p.writes, atomic)
+		if defs == nil {
+			return
+		}
+		inf.mu.Unlock()
+		for _, err := range inf.indexer.reprepare(p.writes, defs, nil) {
+			p.refused = append(p.refused, fmt.Errorf("informer %q: cache: %w", inf.name, err))
+		}
+		inf.mu.Lock()
+	}
+}
+
+// notifyLocked queues the notifications of the committed writes, one shared
+// copy for every handler (see noteBatch), built in place, and notes the
+// handlers to wake in p.wake. The caller holds inf.mu.
+func (inf *SharedInformer[K, T]) notifyLocked(p *batchProcessor[K, T], listeners []*listener[K, T]) {
+	b := getBatch[K, T](&p.pool)
+	b.notes = slices.Grow(b.notes, len(p.writes))
+	p.syncs = slices.Grow(p.syncs[:0], len(p.writes))
+	for i := range p.writes {
+		w := &p.writes[i]
+		if w.failed {
+			continue
+		}
+		b.notes = p.appendNotes(b.notes, w.key, w.old, w.hadOld, p.deltas[i], p.initia[i])
+	}
+	anySync := false
+	for _, s := range p.syncs {
+		if s {
+			anySync = true
+			b.nsync++
+		}
+	}
+	if anySync {
+		b.syncs = append(b.syncs[:0], p.syncs...)
+	} else {
+		b.syncs = nil
+	}
+	if len(b.notes) > 0 {
+		for _, l := range listeners {
+			if l.enqueueBatch(b, anySync && inf.resyncing(l)) {
+				p.wake = append(p.wake, l)
+			}
+		}
+	}
+	b.release()
+	if cap(p.syncs) > maxKeptBatch {
+		p.syncs = nil
+	}
 }
 
 // maxKeptBatch is the largest batch (in writes or notifications) whose

@@ -7,7 +7,6 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/ginformer/ginformer/internal/safecall"
 )
@@ -75,29 +74,21 @@ func encodeSnapshot[T any](w io.Writer, identity, version string, objs []T, code
 	workers = max(1, min(workers, chunks))
 	// Waves of `workers` chunks: encoded at once, written in order.
 	bufs := make([][]byte, workers)
-	errs := make([]error, workers)
 	for first := 0; first < chunks; first += workers {
 		wave := min(workers, chunks-first)
-		encode := func(j int) {
+		err := parallelFor(wave, wave, func(j int) error {
 			lo := (first + j) * snapshotChunkObjects
 			hi := min(lo+snapshotChunkObjects, len(objs))
-			bufs[j], errs[j] = encodeChunk(bufs[j][:0], objs[lo:hi], codec)
+			var err error
+			bufs[j], err = encodeChunk(bufs[j][:0], objs[lo:hi], codec)
+			return err
+		})
+		if err != nil {
+			return st, err
 		}
-		if wave == 1 {
-			encode(0)
-		} else {
-			var wg sync.WaitGroup
-			for j := range wave {
-				wg.Go(func() { encode(j) })
-			}
-			wg.Wait()
-		}
-		for j := range wave {
-			if errs[j] != nil {
-				return st, errs[j]
-			}
-			crcs = append(crcs, bufs[j][8:12]...)
-			n, err := w.Write(bufs[j])
+		for _, buf := range bufs[:wave] {
+			crcs = append(crcs, buf[8:12]...)
+			n, err := w.Write(buf)
 			st.bytes += int64(n)
 			if err != nil {
 				return st, err
@@ -294,46 +285,10 @@ func decodeSnapshot[K comparable, T any](data []byte, identity string, codec Cod
 		}
 		return nil
 	}
-	if err := forEachParallel(chunks, workers, decode); err != nil {
+	if err := parallelFor(len(chunks), workers, func(i int) error { return decode(chunks[i]) }); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// forEachParallel calls f on every element of xs, on up to workers
-// goroutines, and returns the first error (the others stop early).
-func forEachParallel[E any](xs []E, workers int, f func(E) error) error {
-	workers = max(1, min(workers, len(xs)))
-	var (
-		mu    sync.Mutex
-		next  int
-		first error
-		wg    sync.WaitGroup
-	)
-	for range workers {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				if first != nil || next == len(xs) {
-					mu.Unlock()
-					return
-				}
-				i := next
-				next++
-				mu.Unlock()
-				if err := f(xs[i]); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
 }
 
 // safeKey calls the user's key function, turning a panic into an error.

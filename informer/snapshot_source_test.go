@@ -1,6 +1,7 @@
 package informer_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -258,4 +259,14 @@ func (h *histSource) SnapshotIdentity(context.Context) (string, error) {
 
 func (h *histSource) SnapshotCodec() informer.Codec[*snapItem] {
 	return informer.JSONCodec[*snapItem]{}
+}
+
+// CompareVersions orders the source's revisions, for WaitForVersion.
+func (s *histSource) CompareVersions(a, b string) (int, error) {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	if err := errors.Join(errA, errB); err != nil {
+		return 0, fmt.Errorf("%w: %w", informer.ErrInvalidVersion, err)
+	}
+	return cmp.Compare(x, y), nil
 }

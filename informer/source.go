@@ -169,9 +169,8 @@ type Watcher[T any] interface {
 // them for equality, nothing more. The versions of one watch stream never go
 // backwards. A source whose versions are totally ordered (etcd revisions, the
 // memory source's revisions, Kubernetes resourceVersions in practice) says so
-// by also implementing [VersionComparer]; [SharedInformer.WaitForVersion] then
-// waits for "this version or a later one". Without it, the informer can only
-// match a version exactly.
+// by also implementing [VersionComparer]; [SharedInformer.WaitForVersion]
+// needs it, to wait for "this version or a later one".
 //
 // A reflector only hands back versions and continue tokens the source gave
 // it. A version or token the source never produced (malformed) gives an
@@ -264,9 +263,10 @@ type ReachabilityWaiter interface {
 }
 
 // VersionComparer is implemented by a [Source] whose versions are totally
-// ordered, such as etcd revisions. It is optional: an informer detects it on
-// its source with a type assertion, and without it treats versions as opaque
-// and compares them for equality only (see [SharedInformer.WaitForVersion]).
+// ordered, such as etcd revisions. An informer detects it on its source with
+// a type assertion; only [SharedInformer.WaitForVersion] uses it, and fails
+// with [errors.ErrUnsupported] without it. A [SourceFuncs] has none: embed it
+// in a type with a CompareVersions method to wait for versions.
 //
 // The order must agree with the source's history: if the source reports
 // version b after version a (in one watch stream, or a list read after a

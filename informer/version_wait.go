@@ -30,11 +30,6 @@ import (
 // (see process.go) finishes its one-event batch before the reflector
 // records the event's version, which is then applied at once.
 
-// rememberedVersions is how many received versions an informer whose source
-// has no [VersionComparer] remembers, so that a wait for a version received
-// before the call (or still in the queue) can still match it exactly.
-const rememberedVersions = 1024
-
 // versionMark is one received version.
 type versionMark struct {
 	seq     uint64 // the FIFO's tail when the version was received
@@ -47,7 +42,7 @@ type versionMark struct {
 // newVersionTracker.
 type versionTracker struct {
 	name    string
-	cmp     VersionComparer                // nil: versions compare by equality only
+	cmp     VersionComparer                // the source's; nil: WaitForVersion is unsupported
 	seqs    func() (tail, finished uint64) // the FIFO's sequence numbers
 	metrics Metrics                        // told of each newer version applied, after mu is released
 	stopped chan struct{}                  // closed by stop
@@ -61,23 +56,9 @@ type versionTracker struct {
 	received  uint64                    // ordinal of the last version received
 	applied   versionMark               // the last version applied; zero before the first
 	appliedAt time.Time
-	// advanced (with a VersionComparer) is made by a waiter that needs it
-	// and closed, then reset to nil, whenever applied changes.
+	// advanced is made by a waiter that needs it and closed, then reset to
+	// nil, whenever applied changes.
 	advanced chan struct{}
-	// Without a VersionComparer: the last rememberedVersions versions
-	// received (oldest first; a wait looks its version up there, newest
-	// first, so that receiving one costs no map update), and the waiters,
-	// one shared entry per awaited version.
-	recent  ringbuf.Ring[versionMark]
-	waiters map[string]*versionWaiter
-}
-
-// versionWaiter is shared by the callers waiting for one version (without a
-// VersionComparer).
-type versionWaiter struct {
-	ordinal uint64        // the receipt to wait for; 0 until the version is received
-	done    chan struct{} // closed once that receipt is applied
-	refs    int           // callers waiting
 }
 
 func newVersionTracker(name string, src any, seqs func() (tail, finished uint64), m Metrics) *versionTracker {
@@ -87,9 +68,6 @@ func newVersionTracker(name string, src any, seqs func() (tail, finished uint64)
 	t := &versionTracker{name: name, seqs: seqs, metrics: m, stopped: make(chan struct{})}
 	t.stop = sync.OnceFunc(func() { close(t.stopped) })
 	t.cmp, _ = src.(VersionComparer)
-	if t.cmp == nil {
-		t.waiters = make(map[string]*versionWaiter)
-	}
 	return t
 }
 
@@ -103,9 +81,6 @@ func (t *versionTracker) record(version string) {
 	tail, finished := t.seqs()
 	t.received++
 	m := versionMark{seq: tail, ordinal: t.received, version: version}
-	if t.cmp == nil {
-		t.rememberLocked(m)
-	}
 	if n := t.pending.Len(); n > 0 && t.pending.Ptr(n-1).seq == tail {
 		// Nothing was queued since the previous version: once applied,
 		// both are; the newer one stands for both.
@@ -116,18 +91,6 @@ func (t *versionTracker) record(version string) {
 	at, applied := t.advanceLocked(finished)
 	t.mu.Unlock()
 	t.reportApplied(at, applied)
-}
-
-// rememberLocked adds m to the recently received versions and gives waiters
-// for its version their receipt to wait for.
-func (t *versionTracker) rememberLocked(m versionMark) {
-	if t.recent.Len() == rememberedVersions {
-		t.recent.Pop()
-	}
-	t.recent.Push(m)
-	if w := t.waiters[m.version]; w != nil && w.ordinal == 0 {
-		w.ordinal = m.ordinal
-	}
 }
 
 // advance applies the versions whose changes have been finished, reading
@@ -183,15 +146,6 @@ func (t *versionTracker) advanceLocked(finished uint64) (time.Time, bool) {
 		close(t.advanced)
 		t.advanced = nil
 	}
-	if len(t.waiters) == 0 {
-		return t.appliedAt, true
-	}
-	for v, w := range t.waiters {
-		if w.ordinal != 0 && w.ordinal <= t.applied.ordinal {
-			close(w.done)
-			delete(t.waiters, v)
-		}
-	}
 	return t.appliedAt, true
 }
 
@@ -207,14 +161,11 @@ func (inf *SharedInformer[K, T]) appliedVersion() (version string, at time.Time)
 // including version is visible through [SharedInformer.Lister] and has been
 // queued to every handler registered then (handlers may not have run yet).
 //
-// If the source implements [VersionComparer], the wait ends once the cache
-// has applied version or any later one. Otherwise versions are opaque and
-// the wait ends once the cache has applied a version equal to version: one
-// the informer received from a list, a watch event or a bookmark. With
-// equality only, a version the informer never receives as such (the source
-// skipped or merged it, or a relist jumped past it) never matches, and
-// neither does one older than the last 1024 versions received when the call
-// is made; the wait then ends with ctx.
+// The wait ends once the cache has applied version or any later one, as
+// the source's [VersionComparer] orders them: WaitForVersion needs a source
+// that implements it (every source of this module does). A source without
+// one has opaque versions that cannot tell "this one or later", and the
+// call fails at once.
 //
 // The versions the informer has received are not necessarily applied yet:
 // [SharedInformer.LastSyncVersion] is the reflector's, ahead of the cache.
@@ -224,16 +175,18 @@ func (inf *SharedInformer[K, T]) appliedVersion() (version string, at time.Time)
 // the versions it applies are not queued to handlers yet (they receive the
 // caught-up state when it syncs).
 //
-// WaitForVersion waits on channels; it does not poll. With a
-// VersionComparer, every waiting call wakes and compares versions each time
-// a processed batch changes the cache's version. It may be called before
+// WaitForVersion waits on channels; it does not poll. Every waiting call
+// wakes and compares versions each time a processed batch changes the
+// cache's version. It may be called before
 // Run (it then waits for Run to apply the version), by any number of
 // goroutines at once, and from handlers (a handler waiting for a version
 // not applied yet delays its own later notifications, not the cache).
 //
 // Possible errors:
-//   - [ErrInvalidVersion]: version is "" or, with a VersionComparer, not a
-//     version of the source (checked before waiting);
+//   - [ErrInvalidVersion]: version is "" or not a version of the source
+//     (checked before waiting);
+//   - [errors.ErrUnsupported]: the source does not implement
+//     [VersionComparer];
 //   - [ErrClosed]: the informer stopped (its Run context ended) first;
 //   - ctx.Err(), wrapped in an error naming the awaited version and the
 //     version the cache had reached, and wrapping the source's last error
@@ -247,12 +200,11 @@ func (inf *SharedInformer[K, T]) WaitForVersion(ctx context.Context, version str
 	if version == "" {
 		return fmt.Errorf("informer %q: wait for version \"\": %w", t.name, ErrInvalidVersion)
 	}
-	var err error
-	if t.cmp != nil {
-		err = t.waitOrdered(ctx, version)
-	} else {
-		err = t.waitEqual(ctx, version)
+	if t.cmp == nil {
+		return fmt.Errorf("informer %q: wait for version %q: the source does not implement VersionComparer: %w",
+			t.name, version, errors.ErrUnsupported)
 	}
+	err := t.wait(ctx, version)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		if cause := inf.stallCause(inf.Health()); cause != nil {
 			err = fmt.Errorf("%w; %w", err, cause)
@@ -326,10 +278,10 @@ func (t *versionTracker) waitReceived(ctx context.Context) error {
 	}
 }
 
-// waitOrdered waits for an applied version at least version. Each time the
+// wait waits for an applied version at least version. Each time the
 // applied version changes, every waiter wakes and compares it with its own,
 // with no lock held (CompareVersions is the source's code).
-func (t *versionTracker) waitOrdered(ctx context.Context, version string) error {
+func (t *versionTracker) wait(ctx context.Context, version string) error {
 	if _, err := t.compare(version, version); err != nil {
 		return err
 	}
@@ -354,7 +306,7 @@ func (t *versionTracker) waitOrdered(ctx context.Context, version string) error 
 		case <-advanced:
 		case <-t.stopped:
 			// Look once more: a batch may have finished just before.
-			if reached, err := t.reachedOrdered(version); reached || err != nil {
+			if reached, err := t.reached(version); reached || err != nil {
 				return err
 			}
 			return t.waitError(version, ErrClosed)
@@ -364,8 +316,8 @@ func (t *versionTracker) waitOrdered(ctx context.Context, version string) error 
 	}
 }
 
-// reachedOrdered reports whether the applied version is at least version.
-func (t *versionTracker) reachedOrdered(version string) (bool, error) {
+// reached reports whether the applied version is at least version.
+func (t *versionTracker) reached(version string) (bool, error) {
 	t.mu.Lock()
 	applied := t.applied.version
 	t.mu.Unlock()
@@ -387,54 +339,6 @@ func (t *versionTracker) compare(a, b string) (int, error) {
 		return 0, fmt.Errorf("informer %q: compare versions %q and %q: %w: %w", t.name, a, b, ErrInvalidVersion, err)
 	}
 	return c, nil
-}
-
-// receivedLocked returns the ordinal of the latest receipt of version among
-// the remembered ones, and whether there is one. The caller holds t.mu.
-func (t *versionTracker) receivedLocked(version string) (uint64, bool) {
-	for i := t.recent.Len() - 1; i >= 0; i-- {
-		if m := t.recent.Ptr(i); m.version == version {
-			return m.ordinal, true
-		}
-	}
-	return 0, false
-}
-
-// waitEqual waits for version itself to be applied.
-func (t *versionTracker) waitEqual(ctx context.Context, version string) error {
-	t.mu.Lock()
-	n, received := t.receivedLocked(version)
-	if received && n <= t.applied.ordinal {
-		t.mu.Unlock()
-		return nil
-	}
-	w := t.waiters[version]
-	if w == nil {
-		w = &versionWaiter{ordinal: n, done: make(chan struct{})}
-		t.waiters[version] = w
-	}
-	w.refs++
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		if w.refs--; w.refs == 0 && t.waiters[version] == w {
-			delete(t.waiters, version)
-		}
-		t.mu.Unlock()
-	}()
-	select {
-	case <-w.done:
-		return nil
-	case <-t.stopped:
-		select {
-		case <-w.done: // applied just before the stop
-			return nil
-		default:
-			return t.waitError(version, ErrClosed)
-		}
-	case <-ctx.Done():
-		return t.waitError(version, ctx.Err())
-	}
 }
 
 // waitError is the error of a wait for version ended by cause.

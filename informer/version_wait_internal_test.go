@@ -43,6 +43,12 @@ func (intComparer) CompareVersions(a, b string) (int, error) {
 	return x - y, nil // any sign, not just -1/0/+1
 }
 
+// orderedScript is a scriptSource with decimal versions, ordered.
+type orderedScript struct {
+	*scriptSource
+	intComparer
+}
+
 // waitAsync starts a wait and returns its result channel.
 func waitAsync(ctx context.Context, wait func(context.Context, string) error, version string) chan error {
 	ch := make(chan error, 1)
@@ -60,72 +66,45 @@ func requirePending(t *testing.T, ch chan error) {
 	}
 }
 
-func (vt *versionTracker) waitFor(ctx context.Context, version string) error {
-	if vt.cmp != nil {
-		return vt.waitOrdered(ctx, version)
-	}
-	return vt.waitEqual(ctx, version)
-}
-
 // A version is applied once the FIFO has finished every entry below the
 // tail it was recorded with; versions recorded at the same tail are applied
 // together.
-func TestVersionTrackerEquality(t *testing.T) {
+func TestVersionTrackerMarks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seqs := &fakeSeqs{}
-		vt := newVersionTracker("t", nil, seqs.get, nil)
-		vt.record("v0") // nothing queued: applied at once
-		require.NoError(t, vt.waitFor(t.Context(), "v0"))
+		vt := newVersionTracker("t", intComparer{}, seqs.get, nil)
+		vt.record("10") // nothing queued: applied at once
+		require.NoError(t, vt.wait(t.Context(), "10"))
 
 		seqs.set(2, 0) // two entries queued
-		vt.record("a")
-		vt.record("b") // same tail: coalesced with a
+		vt.record("11")
+		vt.record("12") // same tail: coalesced with 11
 		seqs.set(3, 0)
-		vt.record("c")
-		wa, wb, wc := waitAsync(t.Context(), vt.waitFor, "a"), waitAsync(t.Context(), vt.waitFor, "b"), waitAsync(t.Context(), vt.waitFor, "c")
-		wlater := waitAsync(t.Context(), vt.waitFor, "later") // not received yet
-		requirePending(t, wa)
-		assert.Equal(t, 2, vt.pending.Len(), "a and b share one mark")
+		vt.record("13")
+		w11, w12, w13 := waitAsync(t.Context(), vt.wait, "11"), waitAsync(t.Context(), vt.wait, "12"), waitAsync(t.Context(), vt.wait, "13")
+		wlater := waitAsync(t.Context(), vt.wait, "14") // not received yet
+		requirePending(t, w11)
+		assert.Equal(t, 2, vt.pending.Len(), "11 and 12 share one mark")
 
 		seqs.set(3, 1)
 		vt.advance() // entry 1 is still in flight
-		requirePending(t, wb)
+		requirePending(t, w12)
 		seqs.set(3, 2)
 		vt.advance()
-		require.NoError(t, <-wa)
-		require.NoError(t, <-wb)
-		requirePending(t, wc)
+		require.NoError(t, <-w11)
+		require.NoError(t, <-w12)
+		requirePending(t, w13)
 		v, at := vt.current()
-		assert.Equal(t, "b", v)
+		assert.Equal(t, "12", v)
 		assert.Equal(t, time.Now(), at)
 
 		// The batch finished, and no advance followed: the next record
 		// sees it and applies everything at once.
 		seqs.set(3, 3)
-		vt.record("later")
-		require.NoError(t, <-wc)
+		vt.record("14")
+		require.NoError(t, <-w13)
 		require.NoError(t, <-wlater)
 		assert.Zero(t, vt.pending.Len())
-		assert.Empty(t, vt.waiters, "no waiter left behind")
-	})
-}
-
-// Without a comparer only the last rememberedVersions versions are known:
-// older ones no longer match, even though they were applied.
-func TestVersionTrackerRemembers(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		vt := newVersionTracker("t", nil, (&fakeSeqs{}).get, nil)
-		for i := range rememberedVersions + 10 {
-			vt.record("v" + strconv.Itoa(i))
-		}
-		require.NoError(t, vt.waitFor(t.Context(), "v10"), "the oldest remembered")
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		err := vt.waitFor(ctx, "v9")
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Contains(t, err.Error(), fmt.Sprintf(`the cache is at version "v%d"`, rememberedVersions+9))
-		assert.Equal(t, rememberedVersions, vt.recent.Len())
-		assert.Empty(t, vt.waiters, "a waiter gone on timeout leaves nothing behind")
 	})
 }
 
@@ -135,7 +114,7 @@ func TestVersionTrackerOrdered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seqs := &fakeSeqs{}
 		vt := newVersionTracker("t", intComparer{}, seqs.get, nil)
-		w5 := waitAsync(t.Context(), vt.waitFor, "5")
+		w5 := waitAsync(t.Context(), vt.wait, "5")
 		requirePending(t, w5)
 		seqs.set(1, 0)
 		vt.record("7") // queued
@@ -143,25 +122,25 @@ func TestVersionTrackerOrdered(t *testing.T) {
 		seqs.set(1, 1)
 		vt.advance()
 		require.NoError(t, <-w5)
-		require.NoError(t, vt.waitFor(t.Context(), "7"))
-		require.ErrorIs(t, vt.waitFor(t.Context(), "x"), ErrInvalidVersion)
+		require.NoError(t, vt.wait(t.Context(), "7"))
+		require.ErrorIs(t, vt.wait(t.Context(), "x"), ErrInvalidVersion)
 
 		vt.record("3") // a relist at an older version: the cache is older now
 		v, _ := vt.current()
 		assert.Equal(t, "3", v)
-		w4 := waitAsync(t.Context(), vt.waitFor, "4")
+		w4 := waitAsync(t.Context(), vt.wait, "4")
 		requirePending(t, w4)
 		vt.stop()
 		require.ErrorIs(t, <-w4, ErrClosed)
-		require.NoError(t, vt.waitFor(t.Context(), "2"), "applied before the stop")
+		require.NoError(t, vt.wait(t.Context(), "2"), "applied before the stop")
 	})
 }
 
 // appliedVersion follows the cache, including a relist at an older version.
 func TestAppliedVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := newScriptSource() // lists a, b at "10"; no VersionComparer
-		inf, err := NewSharedInformer(Options[string, string]{Source: src, KeyFunc: func(s string) (string, error) { return s, nil }})
+		src := newScriptSource() // lists a, b at "10"
+		inf, err := NewSharedInformer(Options[string, string]{Source: orderedScript{scriptSource: src}, KeyFunc: func(s string) (string, error) { return s, nil }})
 		require.NoError(t, err)
 		v, at := inf.appliedVersion()
 		assert.Empty(t, v)
@@ -190,7 +169,7 @@ func TestAppliedVersion(t *testing.T) {
 		}
 		src.mu.Unlock()
 		w.Send(Event[string]{Type: EventError, Err: fmt.Errorf("gone: %w", ErrExpired)})
-		require.NoError(t, inf.WaitForVersion(ctx, "9"))
+		synctest.Wait() // relisted: WaitForVersion("9") would return at once, "11" is later
 		v, _ = inf.appliedVersion()
 		assert.Equal(t, "9", v)
 		assert.Equal(t, 1, inf.Lister().Len())

@@ -2,6 +2,7 @@ package informer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -154,7 +155,7 @@ func TestWaitForVersionClosed(t *testing.T) {
 func TestWaitForVersionInvalid(t *testing.T) {
 	ordered := newInformer(t, newSource(t), nil)
 	plain, _ := plainSource()
-	equality := newInformer(t, plain, nil)
+	unordered := newInformer(t, plain, nil)
 	for _, tt := range []struct {
 		name    string
 		inf     *informer.SharedInformer[string, *item]
@@ -163,7 +164,7 @@ func TestWaitForVersionInvalid(t *testing.T) {
 		{"empty", ordered, ""},
 		{"not a revision", ordered, "abc"},
 		{"negative", ordered, "-1"},
-		{"empty, equality only", equality, ""},
+		{"empty, no comparer", unordered, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.inf.WaitForVersion(t.Context(), tt.version)
@@ -190,47 +191,19 @@ func plainSource() (informer.Source[*item], chan *informer.WatchStream[*item]) {
 	}, streams
 }
 
-// Without a VersionComparer a wait matches a version exactly: one received
-// before the call, after it, or from a bookmark; never one the source does
-// not send.
-func TestWaitForVersionEqualityOnly(t *testing.T) {
+// Without a VersionComparer the wait is refused at once, whatever the
+// informer has received: opaque versions cannot tell "this one or later".
+func TestWaitForVersionNeedsAComparer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src, streams := plainSource()
 		inf := newInformer(t, src, nil)
 		start(t, inf)
-		require.NoError(t, inf.WaitForVersion(t.Context(), "v0"), "the list's version")
-		w := <-streams
-		send := func(ev informer.Event[*item]) { require.True(t, w.Send(ev)) }
-
-		send(informer.Event[*item]{Type: informer.EventAdded, Object: &item{Name: "a", V: 1}, Version: "x-a1"})
-		send(informer.Event[*item]{Type: informer.EventAdded, Object: &item{Name: "b", V: 1}, Version: "x-b1"})
-		require.NoError(t, inf.WaitForVersion(t.Context(), "x-b1"))
-		_, ok := inf.Lister().Get("b")
-		require.True(t, ok)
-		require.NoError(t, inf.WaitForVersion(t.Context(), "x-a1"), "received and applied before the call")
-
-		waited := make(chan error, 2)
-		go func() { waited <- inf.WaitForVersion(t.Context(), "x-c1") }()
-		go func() { waited <- inf.WaitForVersion(t.Context(), "x-c1") }() // two waiters, one version
+		<-streams // listed at "v0", watching
 		synctest.Wait()
-		send(informer.Event[*item]{Type: informer.EventAdded, Object: &item{Name: "c", V: 1}, Version: "x-c1"})
-		require.NoError(t, <-waited)
-		require.NoError(t, <-waited)
-		_, ok = inf.Lister().Get("c")
-		require.True(t, ok)
-
-		go func() { waited <- inf.WaitForVersion(t.Context(), "bm-1") }()
-		synctest.Wait()
-		send(informer.Event[*item]{Type: informer.EventBookmark, Version: "bm-1"})
-		require.NoError(t, <-waited)
-
-		// A later version does not satisfy a wait for a skipped one.
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		send(informer.Event[*item]{Type: informer.EventModified, Object: &item{Name: "a", V: 2}, Version: "x-a2"})
-		err := inf.WaitForVersion(ctx, "skipped")
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Contains(t, err.Error(), `the cache is at version "x-a2"`)
+		assert.Equal(t, "v0", inf.LastSyncVersion())
+		err := inf.WaitForVersion(t.Context(), "v0")
+		require.ErrorIs(t, err, errors.ErrUnsupported)
+		assert.Contains(t, err.Error(), `wait for version "v0": the source does not implement VersionComparer`)
 	})
 }
 

@@ -119,8 +119,8 @@ func TestShardSelector(t *testing.T) {
 func TestShardSelectorEverything(t *testing.T) {
 	sel, err := sharding.NewShardRangeSelector("object.metadata.uid", 0, 2)
 	require.NoError(t, err)
-	for _, last := range []sharding.Selector{nil, sharding.Everything()} {
-		t.Run(fmt.Sprint(last), func(t *testing.T) {
+	for name, last := range map[string]sharding.Selector{"nil": nil, "Everything": sharding.Everything()} {
+		t.Run(name, func(t *testing.T) {
 			src := newSource(t)
 			for i := range 10 {
 				src.Add(pod(fmt.Sprintf("p-%d", i)))

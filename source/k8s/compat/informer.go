@@ -101,6 +101,7 @@ type Options struct {
 // where the two contracts differ.
 type Informer struct {
 	name  string
+	lw    shardLW // what the source lists and watches through (SetShardSelector)
 	eng   *engine
 	store *store
 
@@ -141,7 +142,11 @@ func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object
 func New(opts Options) (*Informer, error) {
 	// client-go's behaviour unless told otherwise: managedFields kept (the
 	// source drops them by default).
-	src, err := k8s.NewFromListerWatcher(opts.ListerWatcher, k8s.Options{KeepManagedFields: !opts.DropManagedFields})
+	if opts.ListerWatcher == nil {
+		return nil, fmt.Errorf("compat: nil ListerWatcher: %w", informer.ErrInvalidOptions)
+	}
+	lw := newShardLW(opts.ListerWatcher)
+	src, err := k8s.NewFromListerWatcher(lw, k8s.Options{KeepManagedFields: !opts.DropManagedFields})
 	if err != nil {
 		return nil, fmt.Errorf("compat: %w", err)
 	}
@@ -159,7 +164,7 @@ func New(opts Options) (*Informer, error) {
 	if opts.Logger != nil {
 		log = *opts.Logger
 	}
-	inf := &Informer{name: name, indexers: cache.Indexers{}, defaultSync: opts.ResyncPeriod, regs: map[*registration]struct{}{}}
+	inf := &Informer{name: name, lw: lw, indexers: cache.Indexers{}, defaultSync: opts.ResyncPeriod, regs: map[*registration]struct{}{}}
 	inf.eng, err = informer.NewSharedInformer(informer.Options[Key, k8s.Object]{
 		Source:       src,
 		KeyFunc:      k8s.Key[k8s.Object],

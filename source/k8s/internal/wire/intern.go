@@ -130,9 +130,7 @@ func fieldStep(ft reflect.Type, off uintptr, building map[reflect.Type]*plan) (s
 	case reflect.String:
 		return step{kind: stepString, off: off}, true
 	case reflect.Struct:
-		if sub := buildPlan(ft, building); sub != nil {
-			return step{kind: stepStruct, off: off, sub: sub}, true
-		}
+		return step{kind: stepStruct, off: off, sub: buildPlan(ft, building)}, true
 	case reflect.Pointer:
 		switch ft.Elem().Kind() {
 		case reflect.Struct:

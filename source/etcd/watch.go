@@ -145,11 +145,11 @@ var errCompactedAtNext = errors.New("compacted at the next revision")
 // watch streams etcd's changes after *delivered into w, on conn, until ctx
 // is done (nil) or the watch fails (the error to send). It keeps *delivered
 // at the revision up to which it has delivered every change (events and
-// bookmarks). The etcd watch starts at *delivered (see below), or after it
-// when next is set, which the caller knows is safe: the cluster has the
-// next revision. While *catchUp is set, it asks for a progress notification
-// at once and sends the first one as the caught-up marker (a Bookmark with
-// InitialEventsEnd), then clears *catchUp. It closes conn.
+// bookmarks). The etcd watch starts at *delivered (see openEtcdWatch), or
+// after it when next is set, which the caller knows is safe: the cluster has
+// the next revision. While *catchUp is set, it asks for a progress
+// notification at once and sends the first one as the caught-up marker (a
+// Bookmark with InitialEventsEnd), then clears *catchUp. It closes conn.
 //
 // Possible errors: errCompactedAtNext (only when next is not set); those
 // the package doc lists for the stream.
@@ -167,6 +167,33 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 	defer conn.close() // before the caller sends the error: a re-watch dials anew
 	defer ow.detach()
 
+	wch, err := s.openEtcdWatch(wctx, conn, start)
+	if err != nil {
+		return err
+	}
+	// etcd may drop a progress request (see progressRetry): RequestProgress's
+	// and liveness probes are resent until a progress notification answers.
+	retry := newProgressRetry()
+	defer retry.answered()
+	// etcd answers a progress request only once the watch is synced (has
+	// sent every change up to its current revision): the answer to this one
+	// is the caught-up marker.
+	if ow.confirmed(conn, md) || *catchUp { // RequestProgress was called meanwhile, or NotifyCaughtUp
+		if *catchUp {
+			retry.hurry() // a restored informer waits for the marker
+		}
+		s.requestProgress(wctx, conn, s.opts.LivenessTimeout)
+		retry.sent()
+	}
+	l := watchLoop[T]{s: s, w: w, conn: conn, live: live, retry: retry,
+		rev: rev, start: start, next: next, delivered: delivered, catchUp: catchUp, keep: keep}
+	return l.receive(ctx, wctx, ow, wch)
+}
+
+// openEtcdWatch waits until conn is ready and opens etcd's watch of the
+// prefix on it from revision start, with progress and created
+// notifications (and previous values, if the source reads them so).
+func (s *Source[T]) openEtcdWatch(wctx context.Context, conn *watchConn, start int64) (clientv3.WatchChan, error) {
 	// The watch starts AT rev, not after it, and drops the events of rev
 	// itself: etcd sends no progress notification (periodic or requested)
 	// to a watch whose start revision is above the store's revision, so a
@@ -182,33 +209,45 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 		wopts = append(wopts, clientv3.WithPrevKV()) // else see prev.go
 	}
 	if err := conn.awaitReady(wctx, s.readyTimeout()); err != nil {
-		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
+		return nil, fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
 	}
 	wch, err := conn.create(wctx, s.opts.LivenessTimeout, s.start, wopts...)
 	if err != nil {
-		return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
+		return nil, fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, err)
 	}
 	s.health.ok(conn.endpoint)
-	// etcd may drop a progress request (see progressRetry): RequestProgress's
-	// and liveness probes are resent until a progress notification answers.
-	retry := newProgressRetry()
-	defer retry.answered()
-	// etcd answers a progress request only once the watch is synced (has
-	// sent every change up to its current revision): the answer to this one
-	// is the caught-up marker.
-	if ow.confirmed(conn, md) || *catchUp { // RequestProgress was called meanwhile, or NotifyCaughtUp
-		if *catchUp {
-			retry.hurry() // a restored informer waits for the marker
-		}
-		s.requestProgress(wctx, conn, s.opts.LivenessTimeout)
-		retry.sent()
-	}
+	return wch, nil
+}
 
+// watchLoop is the state of one etcd watch while it receives: what watch
+// was given, and what the responses so far have taught. Used by the watch's
+// goroutine only.
+type watchLoop[T any] struct {
+	s     *Source[T]
+	w     *informer.WatchStream[*Object[T]]
+	conn  *watchConn
+	live  *liveness
+	retry *progressRetry
+	keep  keyFilter
+	// rev is *delivered when the watch opened, start the revision it
+	// started at, next whether that is rev+1 (see watch).
+	rev, start int64
+	next       bool
+	delivered  *int64
+	catchUp    *bool
 	// ahead is the member's revision when it confirmed a watch from a
 	// revision it has not reached, 0 once it has.
-	var ahead int64
+	ahead int64
+	outs  []converted[T] // reused between responses
+}
+
+// receive is watch's loop on etcd's watch channel wch: it takes the
+// responses, resends the progress requests etcd has not answered, probes a
+// silent watch and ends it when the probe is not answered in time. Its
+// results are watch's.
+func (l *watchLoop[T]) receive(ctx, wctx context.Context, ow *openWatch, wch clientv3.WatchChan) error {
+	s, conn, live, retry := l.s, l.conn, l.live, l.retry
 	live.rest()
-	var outs []converted[T] // reused between responses
 	for {
 		select {
 		case <-ctx.Done():
@@ -225,9 +264,9 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 			live.probe(func() { s.requestProgress(wctx, conn, s.opts.LivenessTimeout) })
 			retry.sent()
 		case <-live.deadline():
-			if ahead != 0 {
+			if l.ahead != 0 {
 				return fmt.Errorf("etcd source: watch of %q from revision %d: the member stayed at %d: %w",
-					s.opts.Prefix, rev, ahead, informer.ErrVersionTooLarge)
+					s.opts.Prefix, l.rev, l.ahead, informer.ErrVersionTooLarge)
 			}
 			return fmt.Errorf("etcd source: watch of %q: no answer from etcd to a progress request within %v: %w",
 				s.opts.Prefix, live.probeTimeout(), informer.ErrTransient)
@@ -239,68 +278,95 @@ func (s *Source[T]) watch(ctx context.Context, w *informer.WatchStream[*Object[T
 				}
 				return fmt.Errorf("etcd source: watch of %q closed by the client: %w", s.opts.Prefix, informer.ErrTransient)
 			}
-			if err := resp.Err(); err != nil {
-				if resp.CompactRevision != 0 {
-					if !next && resp.CompactRevision == rev+1 {
-						return errCompactedAtNext
-					}
-					return fmt.Errorf("etcd source: watch of %q from revision %d: compacted at %d: %w: %w",
-						s.opts.Prefix, rev+1, resp.CompactRevision, informer.ErrExpired, err)
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				cerr := classify.Error(err)
-				if cerr == err { // unknown: the watch is gone, retrying is the best bet
-					cerr = fmt.Errorf("%w: %w", informer.ErrTransient, err)
-				}
-				return fmt.Errorf("etcd source: watch of %q: %w", s.opts.Prefix, cerr)
-			}
-			if resp.Created {
-				if resp.Header.Revision < start {
-					// A lagging member catches up soon; a restored etcd
-					// never does. etcd waits silently either way (no progress
-					// notifications): see the deadline above.
-					ahead = resp.Header.Revision
-				}
-				continue
-			}
-			ahead = 0
-			if resp.IsProgressNotify() {
-				retry.answered()
-				// A progress notification comes only to a synced watch: every
-				// change up to its revision was in the responses before it.
-				if !w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision),
-					InitialEventsEnd: *catchUp}) {
-					return nil
-				}
-				*catchUp = false
-				*delivered = max(*delivered, resp.Header.Revision)
-				continue
-			}
-			evs := resp.Events
-			for len(evs) > 0 && evs[0].Kv.ModRevision <= rev {
-				evs = evs[1:] // already seen by the consumer (see above)
-			}
-			last := rev // etcd never splits a revision's events between responses
-			if n := len(evs); n > 0 {
-				last = evs[n-1].Kv.ModRevision
-			}
-			evs = s.keepEvents(keep, evs)
-			// Before the caught-up marker, deletions go out with the key
-			// only: no previous value is read (see prev.go).
-			var err error
-			if outs, err = s.convertAll(ctx, conn.kv(s.opts.Client), evs, outs, *catchUp); err != nil {
+			if done, err := l.handle(ctx, &resp); done {
 				return err
 			}
-			for i, o := range outs {
-				if o.ok && !w.Send(o.ev) {
-					return nil
-				}
-				outs[i] = converted[T]{} // let the collector have it
-			}
-			*delivered = max(*delivered, last)
-			live.rest() // time spent blocked on the consumer is not silence
 		}
 	}
+}
+
+// handle takes one response of etcd's watch. It returns done, with the
+// watch's result, when the watch ends: on an error response, or when the
+// consumer has gone (nil).
+func (l *watchLoop[T]) handle(ctx context.Context, resp *clientv3.WatchResponse) (done bool, err error) {
+	if rerr := resp.Err(); rerr != nil {
+		return true, l.responseErr(ctx, resp, rerr)
+	}
+	if resp.Created {
+		if resp.Header.Revision < l.start {
+			// A lagging member catches up soon; a restored etcd
+			// never does. etcd waits silently either way (no progress
+			// notifications): see the deadline in receive.
+			l.ahead = resp.Header.Revision
+		}
+		return false, nil
+	}
+	l.ahead = 0
+	if resp.IsProgressNotify() {
+		l.retry.answered()
+		// A progress notification comes only to a synced watch: every
+		// change up to its revision was in the responses before it.
+		if !l.w.Send(informer.Event[*Object[T]]{Type: informer.EventBookmark, Version: formatRev(resp.Header.Revision),
+			InitialEventsEnd: *l.catchUp}) {
+			return true, nil
+		}
+		*l.catchUp = false
+		*l.delivered = max(*l.delivered, resp.Header.Revision)
+		return false, nil
+	}
+	return l.deliver(ctx, resp.Events)
+}
+
+// responseErr is the error that ends the watch on a response carrying err:
+// a compaction of the start revision is errCompactedAtNext when only rev
+// itself is gone (and the watch did not already start after it), else
+// [informer.ErrExpired]; an error etcd's client does not classify is
+// [informer.ErrTransient].
+func (l *watchLoop[T]) responseErr(ctx context.Context, resp *clientv3.WatchResponse, err error) error {
+	prefix := l.s.opts.Prefix
+	if resp.CompactRevision != 0 {
+		if !l.next && resp.CompactRevision == l.rev+1 {
+			return errCompactedAtNext
+		}
+		return fmt.Errorf("etcd source: watch of %q from revision %d: compacted at %d: %w: %w",
+			prefix, l.rev+1, resp.CompactRevision, informer.ErrExpired, err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	cerr := classify.Error(err)
+	if cerr == err { // unknown: the watch is gone, retrying is the best bet
+		cerr = fmt.Errorf("%w: %w", informer.ErrTransient, err)
+	}
+	return fmt.Errorf("etcd source: watch of %q: %w", prefix, cerr)
+}
+
+// deliver sends the events of one response that come after rev and that
+// keep accepts, converted, then records their revision in *delivered. It
+// returns done, with the watch's result, when the watch ends: the
+// conversion failed, or the consumer has gone (nil).
+func (l *watchLoop[T]) deliver(ctx context.Context, evs []*clientv3.Event) (done bool, err error) {
+	rev := l.rev
+	for len(evs) > 0 && evs[0].Kv.ModRevision <= rev {
+		evs = evs[1:] // already seen by the consumer (see openEtcdWatch)
+	}
+	last := rev // etcd never splits a revision's events between responses
+	if n := len(evs); n > 0 {
+		last = evs[n-1].Kv.ModRevision
+	}
+	evs = l.s.keepEvents(l.keep, evs)
+	// Before the caught-up marker, deletions go out with the key
+	// only: no previous value is read (see prev.go).
+	if l.outs, err = l.s.convertAll(ctx, l.conn.kv(l.s.opts.Client), evs, l.outs, *l.catchUp); err != nil {
+		return true, err
+	}
+	for i, o := range l.outs {
+		if o.ok && !l.w.Send(o.ev) {
+			return true, nil
+		}
+		l.outs[i] = converted[T]{} // let the collector have it
+	}
+	*l.delivered = max(*l.delivered, last)
+	l.live.rest() // time spent blocked on the consumer is not silence
+	return false, nil
 }

@@ -348,140 +348,165 @@ func unsupported(ft reflect.Type) string {
 		"(docs/k8s.md lists the Go types a projection may use)"
 }
 
-// fieldPlan returns the plan of a field of type ft.
+// fieldPlan returns the plan of a field of type ft; false if the decoder
+// cannot read it.
 func (b *planBuilder) fieldPlan(ft reflect.Type, repeated bool, path planPath) (*pbField, bool) {
 	f := &pbField{typ: ft}
-	custom := func(t reflect.Type) bool {
-		return reflect.PointerTo(t).Implements(unmarshalerType)
-	}
-	plan := func(t reflect.Type) *pbPlan {
-		// A struct that fails to plan but has an Unmarshal method is
-		// fine: what failed is no problem of the whole.
-		why := b.why
-		p := b.plan(t, path)
-		if p.custom && custom(t) {
-			b.why = why
-		}
-		return p
-	}
 	switch ft.Kind() {
-	case reflect.String:
-		f.kind = pbString
-	case reflect.Bool:
-		f.kind = pbBool
-	case reflect.Int32:
-		f.kind = pbInt32
-	case reflect.Int64:
-		f.kind = pbInt64
-	case reflect.Uint32:
-		f.kind = pbUint32
-	case reflect.Uint64:
-		f.kind = pbUint64
-	case reflect.Float64:
-		f.kind = pbFloat64
 	case reflect.Struct:
-		f.sub = plan(ft)
+		f.sub = b.subPlan(ft, path)
 		switch {
 		case !f.sub.custom:
 			f.kind = pbMsg
-		case custom(ft):
+		case hasUnmarshal(ft):
 			f.kind = pbCustom
-		default:
-			return nil, false
 		}
 	case reflect.Pointer:
 		f.elem = ft.Elem()
-		switch f.elem.Kind() {
-		case reflect.String:
-			f.kind = pbPtrString
-		case reflect.Bool:
-			f.kind = pbPtrBool
-		case reflect.Int32:
-			f.kind = pbPtrInt32
-		case reflect.Int64:
-			f.kind = pbPtrInt64
-		case reflect.Float64:
-			f.kind = pbPtrFloat64
-		case reflect.Struct:
-			f.sub = plan(f.elem)
-			switch {
-			case !f.sub.custom:
-				f.kind = pbPtrMsg
-			case custom(f.elem):
-				f.kind = pbPtrCustom
-			default:
-				return nil, false
-			}
-		default:
-			if !custom(f.elem) {
-				return nil, false
-			}
-			f.kind = pbPtrCustom
-		}
+		f.kind, f.sub = b.pointerKind(f.elem, path)
 	case reflect.Slice:
 		f.elem = ft.Elem()
-		// Bytes, a message type that is a named slice with its own
-		// Unmarshal, or else a repeated field (whatever the tag says:
-		// k8s.io/api tags many repeated fields "opt").
-		switch {
-		case f.elem.Kind() == reflect.Uint8:
-			f.kind = pbBytes
-		case custom(ft) && !repeated:
-			f.kind = pbCustom
-		}
-		if f.kind != pbSkip {
-			break
-		}
-		switch f.elem.Kind() {
-		case reflect.String:
-			f.kind = pbSliceString
-		case reflect.Int32:
-			f.kind = pbSliceInt32
-		case reflect.Int64:
-			f.kind = pbSliceInt64
-		case reflect.Slice:
-			if f.elem.Elem().Kind() != reflect.Uint8 {
-				return nil, false
-			}
-			f.kind = pbSliceBytes
-		case reflect.Struct:
-			f.sub = plan(f.elem)
-			if f.sub.custom && !custom(f.elem) {
-				return nil, false
-			}
-			f.kind = pbSliceMsg
-		default:
-			return nil, false
-		}
+		f.kind, f.sub = b.sliceKind(ft, repeated, path)
 	case reflect.Map:
-		if ft.Key().Kind() != reflect.String {
-			return nil, false
-		}
-		f.elem = ft.Elem()
-		switch f.elem.Kind() {
-		case reflect.String:
-			f.kind = pbMapStringString
-		case reflect.Struct:
-			f.sub = plan(f.elem)
-			if f.sub.custom && !custom(f.elem) {
-				return nil, false
-			}
-			f.kind = pbMap
-		case reflect.Slice:
-			if f.elem.Elem().Kind() != reflect.Uint8 && !custom(f.elem) {
-				return nil, false
-			}
-			f.kind = pbMap
-		default:
-			if !custom(f.elem) {
-				return nil, false
-			}
-			f.kind = pbMap
+		if ft.Key().Kind() == reflect.String {
+			f.elem = ft.Elem()
+			f.kind, f.sub = b.mapKind(f.elem, path)
 		}
 	default:
+		f.kind = scalarKind(ft.Kind())
+	}
+	if f.kind == pbSkip { // the steps' answer for a type the decoder cannot read
 		return nil, false
 	}
 	return f, true
+}
+
+// scalarKind is the kind of a field of Go kind k read as one scalar
+// value; pbSkip if k is not one.
+func scalarKind(k reflect.Kind) pbKind {
+	switch k {
+	case reflect.String:
+		return pbString
+	case reflect.Bool:
+		return pbBool
+	case reflect.Int32:
+		return pbInt32
+	case reflect.Int64:
+		return pbInt64
+	case reflect.Uint32:
+		return pbUint32
+	case reflect.Uint64:
+		return pbUint64
+	case reflect.Float64:
+		return pbFloat64
+	}
+	return pbSkip
+}
+
+// hasUnmarshal reports whether a *t decodes itself (see protoUnmarshaler).
+func hasUnmarshal(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(unmarshalerType)
+}
+
+// subPlan is plan for a struct met in a field: a struct that fails to
+// plan but has an Unmarshal method is fine, so its failure is not recorded
+// as the reason the whole cannot be planned.
+func (b *planBuilder) subPlan(t reflect.Type, path planPath) *pbPlan {
+	why := b.why
+	p := b.plan(t, path)
+	if p.custom && hasUnmarshal(t) {
+		b.why = why
+	}
+	return p
+}
+
+// pointerKind plans a pointer field to elem: its kind, pbSkip if it cannot
+// be read, and the plan of a struct elem.
+func (b *planBuilder) pointerKind(elem reflect.Type, path planPath) (pbKind, *pbPlan) {
+	switch elem.Kind() {
+	case reflect.String:
+		return pbPtrString, nil
+	case reflect.Bool:
+		return pbPtrBool, nil
+	case reflect.Int32:
+		return pbPtrInt32, nil
+	case reflect.Int64:
+		return pbPtrInt64, nil
+	case reflect.Float64:
+		return pbPtrFloat64, nil
+	case reflect.Struct:
+		sub := b.subPlan(elem, path)
+		switch {
+		case !sub.custom:
+			return pbPtrMsg, sub
+		case hasUnmarshal(elem):
+			return pbPtrCustom, sub
+		}
+		return pbSkip, nil
+	}
+	if hasUnmarshal(elem) {
+		return pbPtrCustom, nil
+	}
+	return pbSkip, nil
+}
+
+// sliceKind plans a slice field of type ft: its kind, pbSkip if it cannot
+// be read, and the plan of a struct element.
+func (b *planBuilder) sliceKind(ft reflect.Type, repeated bool, path planPath) (pbKind, *pbPlan) {
+	elem := ft.Elem()
+	// Bytes, a message type that is a named slice with its own
+	// Unmarshal, or else a repeated field (whatever the tag says:
+	// k8s.io/api tags many repeated fields "opt").
+	switch {
+	case elem.Kind() == reflect.Uint8:
+		return pbBytes, nil
+	case hasUnmarshal(ft) && !repeated:
+		return pbCustom, nil
+	}
+	switch elem.Kind() {
+	case reflect.String:
+		return pbSliceString, nil
+	case reflect.Int32:
+		return pbSliceInt32, nil
+	case reflect.Int64:
+		return pbSliceInt64, nil
+	case reflect.Slice:
+		if elem.Elem().Kind() != reflect.Uint8 {
+			return pbSkip, nil
+		}
+		return pbSliceBytes, nil
+	case reflect.Struct:
+		sub := b.subPlan(elem, path)
+		if sub.custom && !hasUnmarshal(elem) {
+			return pbSkip, nil
+		}
+		return pbSliceMsg, sub
+	}
+	return pbSkip, nil
+}
+
+// mapKind plans a field that is a map from strings to elem: its kind,
+// pbSkip if it cannot be read, and the plan of a struct elem.
+func (b *planBuilder) mapKind(elem reflect.Type, path planPath) (pbKind, *pbPlan) {
+	switch elem.Kind() {
+	case reflect.String:
+		return pbMapStringString, nil
+	case reflect.Struct:
+		sub := b.subPlan(elem, path)
+		if sub.custom && !hasUnmarshal(elem) {
+			return pbSkip, nil
+		}
+		return pbMap, sub
+	case reflect.Slice:
+		if elem.Elem().Kind() != reflect.Uint8 && !hasUnmarshal(elem) {
+			return pbSkip, nil
+		}
+		return pbMap, nil
+	}
+	if !hasUnmarshal(elem) {
+		return pbSkip, nil
+	}
+	return pbMap, nil
 }
 
 // parseTag reads `protobuf:"bytes,2,opt,name=spec"`: the number and

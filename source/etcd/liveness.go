@@ -117,7 +117,7 @@ func (l *liveness) stop() {
 // progressRetry resends a progress request (on demand or a liveness probe)
 // until etcd answers it. etcd drops a progress request, silently, while a watch of the stream
 // is unsynced: replaying history, held back behind a slow consumer, or just
-// created (a watch starts at a revision the member has reached, see watch,
+// created (a watch starts at a revision the member has reached, see openEtcdWatch,
 // and stays unsynced until etcd's next sync, every 100 ms). Used by one
 // goroutine; not safe for concurrent use.
 type progressRetry struct {

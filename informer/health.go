@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,7 +139,7 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	inf.restoredHealth(&h)
 	inf.mu.Lock()
 	h.Running = inf.state == stateRunning
-	ls := append([]*listener[K, T](nil), inf.listeners...)
+	ls := slices.Concat(inf.listeners, inf.waiting)
 	inf.mu.Unlock()
 	now := monoNow()
 	for _, l := range ls {

@@ -150,10 +150,16 @@ type SharedInformer[K comparable, T any] struct {
 	// handler goroutine only while holding it in stateRunning, so Run, which
 	// sets stateStopped under mu before waiting for handlers, never misses
 	// one. No user code runs under it.
-	mu        sync.Mutex
-	state     runState
-	restoring bool // the cache holds a restored snapshot and handlers wait for the catch-up: see snapshot_restore.go
+	mu    sync.Mutex
+	state runState
+	// warm is true from Run until a warm start has synced, or has found no
+	// snapshot to restore: new handlers wait (see admitLocked).
+	warm bool
+	// listeners are the handlers processBatch notifies; waiting, those
+	// registered and running during a warm start, told nothing until
+	// markSynced attaches them. At most one of the two is non-empty.
 	listeners []*listener[K, T]
+	waiting   []*listener[K, T]
 	runCtx    context.Context // set by Run; listeners started later use it
 	syncedCh  chan struct{}
 	handlerN  int
@@ -310,9 +316,12 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	started := time.Now() // for Metrics.Synced
 	inf.state = stateRunning
 	inf.runCtx = ctx
-	inf.restoring = inf.snap != nil // until restore says it started cold
 	for _, l := range inf.listeners {
 		inf.startListenerLocked(l)
+	}
+	if inf.snap != nil { // until restore finds nothing to restore, or markSynced
+		inf.warm = true
+		inf.listeners, inf.waiting = nil, inf.listeners
 	}
 	inf.mu.Unlock()
 	var resume resumeOptions
@@ -366,6 +375,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	inf.mu.Lock()
 	inf.state = stateStopped
 	for _, l := range inf.listeners {
+		l.close()
+	}
+	for _, l := range inf.waiting {
 		l.close()
 	}
 	inf.mu.Unlock()
@@ -439,23 +451,30 @@ func (inf *SharedInformer[K, T]) AddIndexes(indexes ...Index[T]) error {
 	return inf.indexer.AddIndexes(indexes...)
 }
 
-// markSynced records that the cache holds the first list, queues the sync
-// marker behind the initial adds of every handler registered so far, and
-// reports the time since Run started (at started) to Metrics.
-func (inf *SharedInformer[K, T]) markSynced(started time.Time) {
+// markSynced is the one way the informer becomes synced: it closes
+// syncedCh, queues the sync marker to every attached handler (behind the
+// initial adds each was given) and attaches every waiting one, giving it
+// the cache's contents as initial adds followed by the marker, all under
+// inf.mu: no batch commits in between, so each waiting handler then
+// receives every later change, with no gap and no duplicate. It reports the
+// time since Run started (at started) to Metrics and reports whether it
+// synced the informer (false if it already was).
+func (inf *SharedInformer[K, T]) markSynced(started time.Time) bool {
 	inf.mu.Lock()
 	if inf.HasSynced() {
 		inf.mu.Unlock()
-		return
+		return false
 	}
 	close(inf.syncedCh) // only here, under mu
 	for _, l := range inf.listeners {
 		l.enqueue(notification[K, T]{kind: noteSynced})
 	}
+	inf.attachWaitingLocked(true)
 	inf.mu.Unlock()
 	took := time.Since(started)
 	inf.metrics.Synced(inf.name, took)
 	inf.log.V(2).Info("cache synced", "objects", inf.indexer.Len(), "after", took)
+	return true
 }
 
 // Syncer is anything that reports its initial sync through a channel:

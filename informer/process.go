@@ -142,13 +142,9 @@ func (inf *SharedInformer[K, T]) processBatch(p *batchProcessor[K, T], batch []I
 
 	inf.mu.Lock()
 	inf.commitLocked(p, relistBatch(batch))
-	listeners := inf.listeners
-	if inf.restoring {
-		listeners = nil // told at the end of the catch-up (see finishRestore)
-	}
-	p.notified = append(p.notified[:0], listeners...)
-	if len(listeners) > 0 {
-		inf.notifyLocked(p, listeners)
+	p.notified = append(p.notified[:0], inf.listeners...)
+	if len(inf.listeners) > 0 {
+		inf.notifyLocked(p, inf.listeners)
 	}
 	inf.mu.Unlock()
 

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -48,7 +49,10 @@ type Registration[K comparable, T any] struct {
 // AddHandler registers h. Before Run, h will receive the first list as
 // initial adds; after Run has started, it first receives the current contents
 // of the cache as initial adds (isInInitialList true), then every later
-// change, with no gap and no duplicate. h gets its own goroutine and queue.
+// change, with no gap and no duplicate. During a warm start
+// ([Options.Snapshot]), a handler added before the informer has synced is
+// told nothing until it has; it then receives the caught-up cache as
+// initial adds and the sync marker. h gets its own goroutine and queue.
 //
 // Possible errors: [ErrInvalidOptions] (h is nil, a typed nil, or a
 // [HandlerFuncs] with no function set; or a zero SharedInformer),
@@ -83,18 +87,28 @@ func (inf *SharedInformer[K, T]) AddHandler(h Handler[K, T], opts HandlerOptions
 		inf.resyncNext[l] = time.Now().Add(period)
 		inf.resyncMu.Unlock()
 	}
+	inf.admitLocked(l)
+	return &Registration[K, T]{inf: inf, l: l}, nil
+}
+
+// admitLocked registers l, and starts its goroutine if the informer runs.
+// During a warm start (before it has synced) l waits, told nothing, until
+// markSynced attaches it. Otherwise it is attached at once: the processing
+// loop is paused (the caller holds inf.mu), so what the cache holds now is
+// exactly what l has not been told yet, which it receives as initial adds.
+// Before Run the cache is empty and Run decides.
+func (inf *SharedInformer[K, T]) admitLocked(l *listener[K, T]) {
 	if inf.state == stateRunning {
-		// The processing loop is paused (we hold mu): what the cache holds
-		// now is exactly what the handler has not been told yet. While a
-		// restored cache catches up, it is told nothing yet: the end of the
-		// catch-up tells every handler (see finishRestore).
-		if !inf.restoring {
-			l.enqueue(inf.initialNotesLocked(inf.HasSynced())...)
-		}
 		inf.startListenerLocked(l)
 	}
+	if inf.warm {
+		inf.waiting = append(inf.waiting, l)
+		return
+	}
+	if inf.state == stateRunning {
+		l.enqueue(inf.initialNotesLocked(inf.HasSynced())...)
+	}
 	inf.listeners = append(inf.listeners, l)
-	return &Registration[K, T]{inf: inf, l: l}, nil
 }
 
 // initialNotesLocked returns the current contents of the cache as initial
@@ -191,11 +205,10 @@ func (r *Registration[K, T]) Remove() {
 	inf := r.inf
 	inf.mu.Lock()
 	found := false
-	for i, l := range inf.listeners {
-		if l == r.l {
-			inf.listeners = append(inf.listeners[:i], inf.listeners[i+1:]...)
+	for _, ls := range []*[]*listener[K, T]{&inf.listeners, &inf.waiting} {
+		if i := slices.Index(*ls, r.l); i >= 0 {
+			*ls = slices.Delete(*ls, i, i+1)
 			found = true
-			break
 		}
 	}
 	neverRan := found && !r.l.running
@@ -226,7 +239,7 @@ func (r *Registration[K, T]) Done() <-chan struct{} {
 // far, zero if none resyncs.
 func (inf *SharedInformer[K, T]) reflectorResyncLocked() time.Duration {
 	p := inf.resync
-	for _, l := range inf.listeners {
+	for _, l := range slices.Concat(inf.listeners, inf.waiting) {
 		if l.resync > 0 && (p == 0 || l.resync < p) {
 			p = l.resync
 		}

@@ -36,20 +36,25 @@ import (
 // cache is emptied again (before the handlers, which have been told
 // nothing, hear of it) and the informer lists.
 //
-// Handlers are told nothing while the restored cache catches up. From
-// restore until finishRestore, inf.restoring (under inf.mu) makes the
-// processing loop commit batches without queuing their notifications, and
-// AddHandler register handlers without their initial adds. The reflector
-// watches from the snapshot's version (see reflector_resume.go) and calls
-// caughtUp once every change up to the source's current version is queued
-// (or once a relist is applied, if it could not resume). awaitCaughtUp then
-// waits until the cache has applied everything received so far and calls
-// finishRestore, which, under inf.mu, tells every handler the cache's
-// contents as initial adds followed by the sync marker, turns notifications
-// back on and marks the informer synced. A handler therefore receives what
-// a cold start would have given it: the caught-up state as initial adds,
-// then every later change. A key deleted while the program was down is
-// removed from the cache during the catch-up and never reaches a handler.
+// Warm restart is a layer over the cold path: the restored snapshot is
+// committed the way a first list is, and the informer becomes synced the one
+// way it always does (markSynced). Handlers are told nothing while the
+// restored cache catches up: from Run until the informer has synced, every
+// handler waits (inf.waiting, see admitLocked), registered and running but
+// not among the handlers processBatch notifies (inf.listeners), which are
+// then none. The reflector watches from the snapshot's version (see
+// reflector_resume.go) and calls caughtUp once every change up to the
+// source's current version is queued (or once a relist is applied, if it
+// could not resume). awaitCaughtUp then waits until the cache has applied
+// everything received so far and calls finishRestore, whose markSynced,
+// under inf.mu, gives every waiting handler the cache's contents as initial
+// adds followed by the sync marker and attaches it. A handler therefore
+// receives what a cold start would have given it: the caught-up state as
+// initial adds, then every later change. A key deleted while the program
+// was down is removed from the cache during the catch-up and never reaches
+// a handler. When there is no snapshot to restore (or its header is
+// refused), the start is cold from the outset: restore attaches the waiting
+// handlers at once, before the reflector starts.
 //
 // Readers are not held back: before the informer has synced, the Lister
 // serves the restored state, possibly stale; [Health] says so (Restored,
@@ -83,11 +88,11 @@ type snapshotState[K comparable, T any] struct {
 // confirm the snapshot's identity, which Run runs on a goroutine of its own
 // while the reflector opens its watch (the reflector reads nothing from it
 // before that work is done: resumeOptions.ready). It returns a zero
-// resumeOptions and a nil func when it starts cold (inf.restoring is then
-// false again). If the decoding or the identity fails, the cache is left
-// empty, restored reports false and the reflector lists instead; handlers
-// are still held back until the first list is applied, and receive it as
-// initial adds.
+// resumeOptions and a nil func when it starts cold, having attached the
+// waiting handlers (attachWaitingLocked). If the decoding or the identity
+// fails, the cache is left empty, restored reports false and the reflector
+// lists instead; handlers still wait until the first list is applied (the
+// informer syncs through awaitCaughtUp), and receive it as initial adds.
 func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, func()) {
 	s := inf.snap
 	s.mu.Lock()
@@ -96,7 +101,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	data, h, src, err := inf.openSnapshot(ctx)
 	if err != nil || data == nil {
 		inf.mu.Lock()
-		inf.restoring = false // the cache is empty: nothing was withheld
+		inf.attachWaitingLocked(false) // a cold start: the cache is empty
 		inf.mu.Unlock()
 		switch {
 		case ctx.Err() != nil:
@@ -234,7 +239,7 @@ func (inf *SharedInformer[K, T]) applySnapshot(dec *decodedSnapshot[K, T]) {
 	s := inf.snap
 	// One batch of Replaced deltas, applied like a first list: the empty
 	// cache is built whole, out of the readers' sight, and published at
-	// once. inf.restoring holds the notifications back. Nothing else
+	// once. Every handler is waiting: none is notified. Nothing else
 	// processes a batch meanwhile: the reflector queues nothing before
 	// resumeOptions.ready.
 	deltas := make([]Delta[T], len(dec.objs))
@@ -258,7 +263,8 @@ func (inf *SharedInformer[K, T]) applySnapshot(dec *decodedSnapshot[K, T]) {
 
 // dropRestored empties a restored cache whose snapshot the source did not
 // confirm, before the reflector lists: handlers have been told nothing of
-// it (inf.restoring), and the list must not keep any of it.
+// it (they are all waiting, see admitLocked), and the list must not keep
+// any of it.
 func (inf *SharedInformer[K, T]) dropRestored() {
 	var items []Item[K, T]
 	for k, obj := range inf.indexer.All() {
@@ -285,33 +291,37 @@ func (inf *SharedInformer[K, T]) awaitCaughtUp(ctx context.Context, started time
 	inf.finishRestore(started)
 }
 
-// finishRestore tells every handler the caught-up cache as initial adds and
-// the sync marker, turns notifications back on and marks the informer
-// synced, all under inf.mu: no batch commits in between, so each handler
-// then receives every later change, with no gap and no duplicate.
+// finishRestore ends a warm start that has caught up: the informer is
+// synced, and markSynced gives every waiting handler the caught-up cache.
 func (inf *SharedInformer[K, T]) finishRestore(started time.Time) {
 	// Recorded before the informer counts as synced, so that whoever saw
 	// it synced sees how the start went. Ignored if it relisted.
 	inf.setStart(StartResumed, nil)
-	inf.mu.Lock()
-	if inf.HasSynced() {
-		inf.mu.Unlock()
+	if !inf.markSynced(started) {
 		return
 	}
-	inf.restoring = false
-	for _, l := range inf.listeners {
-		l.enqueue(inf.initialNotesLocked(true)...)
-	}
-	close(inf.syncedCh) // only here and in markSynced, under mu
-	inf.mu.Unlock()
-	took := time.Since(started)
-	inf.metrics.Synced(inf.name, took)
 	s := inf.snap
 	s.mu.Lock()
 	restored := s.restoredVer
 	s.mu.Unlock()
 	inf.log.V(1).Info("cache synced from a restored snapshot", "restored", restored,
-		"version", inf.LastSyncVersion(), "objects", inf.indexer.Len(), "after", took)
+		"version", inf.LastSyncVersion(), "objects", inf.indexer.Len(), "after", time.Since(started))
+}
+
+// attachWaitingLocked ends the warm start's wait: it gives each waiting
+// handler the cache's contents as initial adds (and the sync marker if
+// synced) and moves it to the handlers processBatch notifies. The caller
+// holds inf.mu.
+func (inf *SharedInformer[K, T]) attachWaitingLocked(synced bool) {
+	inf.warm = false
+	if len(inf.waiting) == 0 {
+		return
+	}
+	for _, l := range inf.waiting {
+		l.enqueue(inf.initialNotesLocked(synced)...) // one slice each: the listener keeps it
+	}
+	inf.listeners = append(inf.listeners, inf.waiting...)
+	inf.waiting = nil
 }
 
 // restoredHealth fills the warm-restart fields of h.
@@ -320,12 +330,10 @@ func (inf *SharedInformer[K, T]) restoredHealth(h *Health) {
 	if s == nil {
 		return
 	}
-	inf.mu.Lock()
-	restoring := inf.restoring
-	inf.mu.Unlock()
+	synced := inf.HasSynced()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h.Restored = restoring && s.restoredVer != ""
+	h.Restored = !synced && s.restoredVer != ""
 	h.RestoredVersion, h.RestoredAt = s.restoredVer, s.restoredAt
 	h.SnapshotVersion, h.SnapshotAt, h.SnapshotBytes = s.written, s.writtenAt, s.writtenSize
 	h.Start, h.StartReason, h.StartAt = s.start, s.startReason, s.startAt

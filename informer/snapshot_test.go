@@ -187,9 +187,20 @@ func TestWarmRestartHandlersWaitForCatchUp(t *testing.T) {
 	late := &noteLog{}
 	lateReg, err := second.inf.AddHandler(late.handler(), informer.HandlerOptions{})
 	require.NoError(t, err)
+	removed, err := second.inf.AddHandler(informer.HandlerFuncs[string, *snapItem]{
+		AddFunc: func(it *snapItem, _ bool) { t.Errorf("a handler removed while it waited received %v", it.Name) },
+	}, informer.HandlerOptions{Name: "removed"})
+	require.NoError(t, err)
+	removed.Remove() // while it waits: its goroutine exits, and it is never told anything
+	select {
+	case <-removed.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a handler removed while it waited did not exit")
+	}
 	h := second.inf.Health()
 	assert.True(t, h.Restored)
 	assert.False(t, h.Synced)
+	assert.Len(t, h.Handlers, 2, "waiting handlers are registered handlers")
 	assert.Equal(t, "2", h.RestoredVersion)
 	assert.Equal(t, map[string]snapItem{"b": {Name: "b", Val: 2, Ver: 2}, "c": {Name: "c", Val: 3, Ver: 4}}, second.cache(),
 		"readers see the cache as it catches up")
@@ -206,7 +217,9 @@ func TestWarmRestartHandlersWaitForCatchUp(t *testing.T) {
 		slices.Sort(got)
 		assert.Equal(t, []string{"add b=2 initial=true", "add c=3 initial=true"}, got)
 	}
-	assert.False(t, second.inf.Health().Restored)
+	h = second.inf.Health()
+	assert.False(t, h.Restored)
+	assert.Len(t, h.Handlers, 2)
 }
 
 // TestWarmRestartRelistsWhenExpired: the snapshot's version was compacted

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -19,7 +20,7 @@ func (inf *SharedInformer[K, T]) watchHandlers(ctx context.Context) {
 // the threshold or longer and was not reported yet.
 func (inf *SharedInformer[K, T]) reportStuckHandlers() {
 	inf.mu.Lock()
-	ls := append([]*listener[K, T](nil), inf.listeners...)
+	ls := slices.Concat(inf.listeners, inf.waiting)
 	inf.mu.Unlock()
 	now := monoNow()
 	for _, l := range ls {

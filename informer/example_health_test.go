@@ -3,6 +3,7 @@ package informer_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/memory"
@@ -39,4 +40,26 @@ func ExampleSharedInformer_Health() {
 	// Output:
 	// first add: checkout
 	// services: running=true synced=true objects=1 handlers=0 error=<nil>
+}
+
+// StaleFor tells a badge or a probe how stale the cache may be once the
+// source has been down for longer than its liveness bound (here 5 s, as
+// the etcd source declares by default).
+func ExampleHealth_StaleFor() {
+	now := time.Date(2026, 11, 28, 20, 0, 0, 0, time.UTC)
+	h := informer.Health{
+		Synced:        true,
+		LivenessBound: 5 * time.Second,
+		LastEventAt:   now.Add(-52 * time.Second), // the last answer: a bookmark
+		FailingSince:  now.Add(-3 * time.Second),  // the watch failed 3 s ago
+	}
+	_, ok := h.StaleFor(now)
+	fmt.Println("down 3s: stale:", ok)
+
+	h.FailingSince = now.Add(-50 * time.Second)
+	stale, ok := h.StaleFor(now)
+	fmt.Println("down 50s: stale:", ok, "up to", stale)
+	// Output:
+	// down 3s: stale: false
+	// down 50s: stale: true up to 52s
 }

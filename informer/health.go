@@ -40,6 +40,10 @@ type Health struct {
 	// the next list or event clears it. The cache may then lack every
 	// change made since the later of LastListAt and LastEventAt.
 	FailingSince time.Time
+	// LivenessBound is how long a dead watch of the source can go
+	// unnoticed: the source's [LivenessBounder], read when the informer was
+	// built; 0 when the source declares none. [Health.StaleFor] uses it.
+	LivenessBound time.Duration
 	// Lists counts the complete lists (and streaming lists) applied since
 	// Run started, the first included: after a cold start the relists are
 	// Lists-1; after a warm restart that resumed from its snapshot without
@@ -119,6 +123,42 @@ func (h Health) LongestCall() (HandlerHealth, bool) {
 	return best, best.Running > 0
 }
 
+// StaleFor says how stale the cache may be at now, once the source has
+// failed for longer than its liveness bound: ok is true when FailingSince
+// is set and more than LivenessBound before now (with no bound, as soon as
+// it is before now). stale is then the time since the source last
+// answered: now minus the later of LastListAt and LastEventAt, at least
+// now minus FailingSince (also when the source never answered).
+//
+// ok is false while the source answers (FailingSince zero) and during the
+// first LivenessBound of an outage: a watch that answers may already lag
+// that long unnoticed (see [LivenessBounder]), so an outage that short
+// says no more than "synced" does, and it spans the reflector's first
+// retries (0.8 s, then 1.6 s, plus jitter), which end most blips. A source
+// that declares no bound gives no such grace: a failure may be anything.
+//
+// StaleFor does not look at Synced or Running: a caller showing staleness
+// beside "synced" checks Synced (an informer that has not synced serves a
+// restored snapshot, or nothing).
+func (h Health) StaleFor(now time.Time) (stale time.Duration, ok bool) {
+	if h.FailingSince.IsZero() {
+		return 0, false
+	}
+	down := now.Sub(h.FailingSince)
+	if down <= max(h.LivenessBound, 0) {
+		return 0, false
+	}
+	stale = down
+	answered := h.LastListAt
+	if h.LastEventAt.After(answered) {
+		answered = h.LastEventAt
+	}
+	if !answered.IsZero() {
+		stale = max(stale, now.Sub(answered))
+	}
+	return stale, true
+}
+
 // Health returns a snapshot of the informer's state. It takes a few short
 // locks and never waits for a handler or the source. Safe for concurrent
 // use; a zero SharedInformer returns a Health with only Name empty fields.
@@ -131,7 +171,7 @@ func (inf *SharedInformer[K, T]) Health() Health {
 	h.AppliedVersion, h.AppliedAt = inf.appliedVersion()
 	h.LastListAt, h.LastEventAt = inf.health.listAt.load(), inf.health.eventAt.load()
 	h.LastErrorAt, h.LastError = inf.health.lastError()
-	h.FailingSince = inf.health.failing.load()
+	h.FailingSince, h.LivenessBound = inf.health.failing.load(), inf.liveness
 	h.Lists, h.WatchRestarts = inf.health.lists.Load(), inf.health.restarts.Load()
 	h.Errors = inf.health.errorCounts()
 	h.QueueDepth = inf.fifo.Len()

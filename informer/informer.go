@@ -129,6 +129,7 @@ type SharedInformer[K comparable, T any] struct {
 	refl     *Reflector[T]
 	reflOpts ReflectorOptions[T]
 	health   healthRecord
+	liveness time.Duration   // the source's LivenessBound; 0: none (Health.LivenessBound)
 	versions *versionTracker // the versions the cache has applied; see WaitForVersion
 	// mutations is the cache mutation detector; nil (nearly always) when off.
 	mutations *mutationDetector[K, T]
@@ -223,6 +224,10 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 	if err != nil {
 		return nil, fmt.Errorf("informer %q: %w", opts.Name, err)
 	}
+	var liveness time.Duration
+	if lb, ok := opts.Source.(LivenessBounder); ok {
+		liveness = max(lb.LivenessBound(), 0)
+	}
 	objVersion := opts.ObjectVersion
 	if ov, ok := opts.Source.(ObjectVersioner[T]); ok && objVersion == nil {
 		objVersion = ov.ObjectVersion
@@ -238,6 +243,7 @@ func NewSharedInformer[K comparable, T any](opts Options[K, T]) (*SharedInformer
 		onError:    opts.ErrorHandler,
 		resync:     opts.ResyncPeriod,
 		stuckAt:    opts.StuckHandlerThreshold,
+		liveness:   liveness,
 		batch:      opts.BatchSize,
 		indexer:    indexer,
 		fifo:       fifo,

@@ -262,6 +262,32 @@ type ReachabilityWaiter interface {
 	WaitReachable(ctx context.Context) error
 }
 
+// LivenessBounder is implemented by a [Source] that bounds how long a dead
+// watch can go unnoticed. A watch that delivers nothing may be quiet or
+// dead (its connection cut without a close: a half-open TCP flow, a
+// partition); a source that checks its watches' liveness (the etcd
+// source's progress probes, a client's pings) finds a dead one within a
+// bound, and says so. It is optional: an informer detects it on its source
+// with a type assertion, when [NewSharedInformer] builds it, and shows the
+// bound in [Health.LivenessBound]; [Health.StaleFor] uses it.
+//
+// The promise: a watch stream that stops hearing from the source (no
+// event, no answer to the source's own probes) is ended with an Error
+// event, or reported with [ReportSourceError] as a failure of class
+// transient, within LivenessBound of the last thing it heard. Either way
+// the informer's [Health.FailingSince] is then set. So while FailingSince
+// is zero, the cache lags the source by at most about LivenessBound plus
+// the time to deliver what was sent; a source with no such check promises
+// nothing and returns 0.
+type LivenessBounder interface {
+	// LivenessBound returns the bound, 0 (or a negative duration, taken
+	// as 0) when the source makes no such promise (its liveness checks
+	// are off, or it has none). It must not change over the source's life:
+	// an informer reads it once. It must be safe for concurrent use and
+	// must not block.
+	LivenessBound() time.Duration
+}
+
 // VersionComparer is implemented by a [Source] whose versions are totally
 // ordered, such as etcd revisions. An informer detects it on its source with
 // a type assertion; only [SharedInformer.WaitForVersion] uses it, and fails

@@ -1,12 +1,13 @@
 // Package debughttp serves a read-only page that shows what the informers
 // of a [informer.Group] are doing, for the engineer on call: one card per
 // informer with its types, whether it is running and synced (and, once its
-// source has failed for more than 5 s, for how long and how stale its
-// cache may be), the version its cache has applied and when, the last
-// list, event and error, counts of lists, watch restarts and errors by
-// class, queue depth, objects, a restored snapshot still catching up, the
-// last snapshot written, its indexes, and its handlers (backlog,
-// coalescing, call in progress, stuck calls). What needs looking at is
+// source has failed for longer than its liveness bound, for how long and
+// how stale its cache may be), the version its cache has applied and when,
+// the last list, event and error, counts of lists, watch restarts and
+// errors by class, queue depth, objects, its source's liveness bound, a
+// restored snapshot still catching up, the last snapshot written, its
+// indexes, and its handlers (backlog, coalescing, call in progress, stuck
+// calls). What needs looking at is
 // listed at the top and on the card, in red (errors) or amber (warnings);
 // an error is quoted once per card, as its last error. Each informer's
 // keys can be browsed a page at a time and searched, each key linking to
@@ -82,7 +83,11 @@
 //	                                  outage; omitted while the source answers
 //	staleSeconds           number     how stale the cache may be: seconds since the
 //	                                  source last answered; omitted unless synced
-//	                                  and the source has failed for more than 5 s
+//	                                  and the source has failed for longer than
+//	                                  livenessBoundSeconds (with none: at all)
+//	livenessBoundSeconds   number     how long a dead watch of the source can go
+//	                                  unnoticed (informer.LivenessBounder); omitted
+//	                                  when the source declares none
 //	lists, watchRestarts   number     since Run started
 //	errors                 {class: number}  errors survived by class; omitted
 //	queueDepth, objects    number
@@ -136,4 +141,18 @@
 // handler, a key, index or transform function, a snapshot, an object the
 // source could not decode); a handler had calls reported stuck before; a
 // handler of a synced informer has not synced.
+//
+// # The liveness bound
+//
+// A synced informer whose source has failed (FailingSince set) keeps its
+// green "synced" badge for the source's liveness bound
+// ([informer.LivenessBounder]: the etcd source's LivenessInterval plus
+// LivenessTimeout, 5 s by default; Kubernetes and NATS KV: what their
+// clients' health checks give), then the badge turns amber: "synced ·
+// source down D, stale up to S" ([informer.Health.StaleFor]). Within the
+// bound, a watch that looks alive may lag as much unnoticed, and the
+// reflector's first retries end most blips. A source that declares no
+// bound (the memory source, a [informer.SourceFuncs]) gets no such grace:
+// the badge turns as soon as the source fails, since nothing says a
+// failure of that source is routine.
 package debughttp

@@ -144,7 +144,7 @@ func richFixture(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()
 	now := time.Now()
 	secrets := &fakeInspector{health: informer.Health{
-		Name: richSecrets, Running: true, Synced: true, Objects: 3,
+		Name: richSecrets, Running: true, Synced: true, Objects: 3, LivenessBound: 5 * time.Second,
 		LastListAt: now.Add(-time.Hour), LastEventAt: now.Add(-52 * time.Second), FailingSince: now.Add(-50 * time.Second),
 		LastError: errors.New("secrets: watch: dial tcp 10.0.0.1:2379: connect: connection refused"), LastErrorAt: now.Add(-time.Second),
 	}}

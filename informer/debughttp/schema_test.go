@@ -32,6 +32,7 @@ func TestJSONSchema(t *testing.T) {
 		"informers[].lastErrorAt time omitted",
 		"informers[].failingSince time omitted",
 		"informers[].staleSeconds number omitted",
+		"informers[].livenessBoundSeconds number omitted",
 		"informers[].lists number",
 		"informers[].watchRestarts number",
 		"informers[].errors object omitted",

@@ -34,9 +34,13 @@ type informerView struct {
 	// [informer.Health]); omitted while the source answers. StaleSeconds
 	// is how stale the cache may be, in seconds since the source last
 	// answered (a list, or a watch event other than an error): set only
-	// for a synced informer whose source has failed for longer than 5 s.
-	FailingSince *time.Time `json:"failingSince,omitempty"`
-	StaleSeconds float64    `json:"staleSeconds,omitempty"`
+	// for a synced informer whose source has failed for longer than its
+	// liveness bound, LivenessBoundSeconds (omitted when the source
+	// declares none: then as soon as it fails); see
+	// [informer.Health.StaleFor].
+	FailingSince         *time.Time `json:"failingSince,omitempty"`
+	StaleSeconds         float64    `json:"staleSeconds,omitempty"`
+	LivenessBoundSeconds float64    `json:"livenessBoundSeconds,omitempty"`
 	// Lists counts the complete lists applied since Run started (the
 	// first included), WatchRestarts the watches re-opened without a
 	// relist, Errors the errors survived by class (only classes seen).
@@ -77,8 +81,9 @@ type informerView struct {
 }
 
 // StaleBadge is what the HTML page's badge says of a synced informer
-// whose source has failed for longer than [staleAfter]: for how long, and
-// how stale the cache may be. "" otherwise: the badge says "synced".
+// whose source has failed for longer than its liveness bound (see
+// [staleness]): for how long, and how stale the cache may be. ""
+// otherwise: the badge says "synced".
 func (v informerView) StaleBadge() string { return v.staleBadge }
 
 // handlerView is one handler in an [informerView].
@@ -127,15 +132,6 @@ const (
 // recentError is how long after an error the page flags it.
 const recentError = 5 * time.Minute
 
-// staleAfter is how long the source of a synced informer may fail before
-// its badge says how stale the cache may be instead of "synced". The
-// informer has no watch liveness bound of its own (a watch that delivers
-// nothing may be quiet or dead); this is the etcd source's default one
-// (LivenessInterval 2 s + LivenessTimeout 3 s), in which a watch stream
-// that died unseen is found dead, and it outlasts the reflector's first
-// retries (0.8 s, then 1.6 s, plus jitter): a blip keeps "synced".
-const staleAfter = 5 * time.Second
-
 func (h *handler) snapshot() pageView {
 	infs := h.src.Inspectors()
 	page := pageView{Time: time.Now(), Informers: make([]informerView, 0, len(infs))}
@@ -154,7 +150,8 @@ func view(inf informer.Inspector, now time.Time) informerView {
 		AppliedVersion: hl.AppliedVersion, AppliedAt: timeOrNil(hl.AppliedAt),
 		LastListAt: timeOrNil(hl.LastListAt), LastEventAt: timeOrNil(hl.LastEventAt),
 		LastErrorAt: timeOrNil(hl.LastErrorAt), FailingSince: timeOrNil(hl.FailingSince),
-		Lists: hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
+		LivenessBoundSeconds: hl.LivenessBound.Seconds(),
+		Lists:                hl.Lists, WatchRestarts: hl.WatchRestarts, Errors: hl.Errors,
 		QueueDepth: hl.QueueDepth, Objects: hl.Objects,
 		Restored: hl.Restored, RestoredVersion: hl.RestoredVersion, RestoredAt: timeOrNil(hl.RestoredAt),
 		SnapshotVersion: hl.SnapshotVersion, SnapshotAt: timeOrNil(hl.SnapshotAt), SnapshotBytes: hl.SnapshotBytes,
@@ -192,26 +189,23 @@ func view(inf informer.Inspector, now time.Time) informerView {
 }
 
 // staleness says, for a synced informer whose source has failed for longer
-// than staleAfter, for how long it has failed (down) and how stale the
-// cache may be: the time since the source last answered (a list, or an
-// event other than an error), which is at least down.
+// than the source's liveness bound ([informer.Health.StaleFor]), for how
+// long it has failed (down) and how stale the cache may be: the time since
+// the source last answered (a list, or an event other than an error),
+// which is at least down. The bound is the grace: within it, a watch that
+// looks alive may lag as much unnoticed, and the reflector's first retries
+// end most blips, so the badge keeps "synced". A source that declares no
+// bound gets none: the badge turns as soon as it fails, since nothing says
+// a failure of that source is routine.
 func staleness(hl informer.Health, now time.Time) (down, stale time.Duration, ok bool) {
-	if !hl.Synced || hl.FailingSince.IsZero() {
+	if !hl.Synced {
 		return 0, 0, false
 	}
-	down = now.Sub(hl.FailingSince)
-	if down <= staleAfter {
+	stale, ok = hl.StaleFor(now)
+	if !ok {
 		return 0, 0, false
 	}
-	answered := hl.LastListAt
-	if hl.LastEventAt.After(answered) {
-		answered = hl.LastEventAt
-	}
-	stale = down
-	if !answered.IsZero() {
-		stale = max(down, now.Sub(answered))
-	}
-	return down, stale, true
+	return now.Sub(hl.FailingSince), stale, true
 }
 
 // problems judges an informer, errors first (see [problem]).

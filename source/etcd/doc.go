@@ -130,9 +130,11 @@
 // [Options.LivenessInterval] and within [Options.LivenessTimeout]; on a
 // busy one, whose silence is suspect, after 8 times the last gap between
 // two responses (at least 250 ms) and within 8 times that gap (at least
-// 1 s, at most LivenessTimeout). A new connection must be ready (its
-// handshake done) within LivenessTimeout, at most 1 s, and etcd must
-// confirm a new watch within LivenessTimeout. Once the network heals, the
+// 1 s, at most LivenessTimeout). So a dead stream is found within
+// LivenessInterval plus LivenessTimeout, the source's liveness bound
+// ([Source.LivenessBound], which an informer shows in its Health). A new
+// connection must be ready (its handshake done) within LivenessTimeout, at
+// most 1 s, and etcd must confirm a new watch within LivenessTimeout. Once the network heals, the
 // informer is current again within a second or two: in the tests, 0.4–1.7 s
 // after a 5 s blackhole of every member, and 0–2.4 s after the last of a
 // series of short cuts of one member at a time with compactions every

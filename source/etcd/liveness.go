@@ -1,6 +1,28 @@
 package etcd
 
-import "time"
+import (
+	"time"
+
+	"github.com/ginformer/ginformer/informer"
+)
+
+var _ informer.LivenessBounder = (*Source[int])(nil)
+
+// LivenessBound returns how long a dead watch of the source can go
+// unnoticed (see [informer.LivenessBounder]): LivenessInterval plus
+// LivenessTimeout, 5 s with the defaults. A watch that hears nothing from
+// etcd for LivenessInterval sends a progress request, and counts its stream
+// dead when no answer comes within LivenessTimeout (a busy stream sooner:
+// see the package doc, Connections and liveness); it then moves to another
+// member, reporting the failure to the informer as transient, or ends with
+// an Error event wrapping [informer.ErrTransient]. 0 when the check is off
+// (a negative LivenessTimeout).
+func (s *Source[T]) LivenessBound() time.Duration {
+	if s.opts.LivenessTimeout < 0 {
+		return 0
+	}
+	return s.opts.LivenessInterval + s.opts.LivenessTimeout
+}
 
 // liveness schedules the progress probes of a watch stream, across the
 // etcd watches that follow each other in it (see run), so that the pace

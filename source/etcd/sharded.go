@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
@@ -111,6 +112,7 @@ const shardedName = "etcd sharded source"
 var (
 	_ informer.Source[*Object[int]] = (*Sharded[int])(nil)
 	_ informer.VersionComparer      = (*Sharded[int])(nil)
+	_ informer.LivenessBounder      = (*Sharded[int])(nil)
 )
 
 // NewSharded validates opts and returns a sharded source.
@@ -141,6 +143,10 @@ func (s *Sharded[T]) Counts() (received, delivered uint64) {
 //
 // Possible errors: [informer.ErrInvalidVersion].
 func (s *Sharded[T]) CompareVersions(a, b string) (int, error) { return s.src.CompareVersions(a, b) }
+
+// LivenessBound is the underlying source's ([Source.LivenessBound]): the
+// watches of a Sharded source are its watches.
+func (s *Sharded[T]) LivenessBound() time.Duration { return s.src.LivenessBound() }
 
 // RequestProgress asks the watches of the underlying source for progress
 // bookmarks; see [Source.RequestProgress].

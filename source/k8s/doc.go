@@ -72,6 +72,13 @@
 // [informer.ErrVersionTooLarge]; connection refused or reset, 429, 503 and
 // server timeouts → [informer.ErrTransient]; 500 → [informer.ErrInternal].
 //
+// A watch whose connection dies silently is found by client-go's HTTP/2
+// health check (a ping after 30 s without a frame, 15 s for its answer):
+// the connection is closed and the watch ends with an Error event. The
+// source declares those 45 s as its liveness bound ([Source.LivenessBound]:
+// the environment may change them; 0 where client-go's transport has no
+// such check, or the source cannot see it).
+//
 // # Streaming lists
 //
 // [informer.WatchOptions.SendInitialEvents] becomes a watch with

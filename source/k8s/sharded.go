@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -192,6 +193,7 @@ type Sharded[T Object] struct {
 var (
 	_ informer.Source[*metav1.PartialObjectMetadata] = (*Sharded[*metav1.PartialObjectMetadata])(nil)
 	_ informer.VersionComparer                       = (*Sharded[*metav1.PartialObjectMetadata])(nil)
+	_ informer.LivenessBounder                       = (*Sharded[*metav1.PartialObjectMetadata])(nil)
 )
 
 // NewSharded validates opts and returns a sharded source.
@@ -257,6 +259,10 @@ func (s *Sharded[T]) Mode() FilterMode { return FilterMode(s.mode.Load()) }
 func (s *Sharded[T]) Counts() (received, delivered uint64) {
 	return s.received.Load(), s.delivered.Load()
 }
+
+// LivenessBound is the underlying source's ([Source.LivenessBound]): the
+// watches of a Sharded source are its watches.
+func (s *Sharded[T]) LivenessBound() time.Duration { return s.src.LivenessBound() }
 
 // CompareVersions orders resourceVersions as [Source.CompareVersions] does.
 //

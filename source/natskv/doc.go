@@ -195,4 +195,15 @@
 // revisions after it (else it relists); [Source.WaitReachable] lets it do
 // so as soon as the server answers again. A watch costs one more
 // goroutine for this.
+//
+// The source declares no liveness bound ([informer.LivenessBounder]), so
+// an informer takes any failure of it at once (the debug page's stale
+// badge). A connection that dies silently (a half-open TCP flow) is found
+// by the client's pings, after PingInterval × (MaxPingsOut + 1) at most
+// (6 min with nats.go's defaults), and the watch then ends as above; but a
+// watch whose ordered consumer missed its idle heartbeats before that
+// (after 10 s) is inside the client, which recreates the consumer and, in
+// nats.go v1.55, retries without limit and without looking at the watch's
+// context: the watch sees the lost connection only once the server
+// answers again.
 package natskv

@@ -36,9 +36,10 @@
 // in any informer: never modify one (DeepCopy first).
 //
 // Sharing goes further here: objects share the spec subtrees they repeat
-// byte for byte, so a program that modifies one pod's resource limits in
-// place modifies those of every pod of its Deployment, and of pods decoded
-// later. [Options.DisableSubtreeSharing] turns subtree sharing off (and
+// byte for byte, and the labels, annotations and owner references of their
+// metadata, so a program that modifies one pod's resource limits (or
+// labels) in place modifies those of every pod of its Deployment, and of
+// pods decoded later. [Options.DisableSubtreeSharing] turns subtree sharing off (and
 // [Options.DisableStringSharing] string sharing, separately);
 // [Options.SharingBudget] bounds the tables' memory and [Source.Sharing]
 // reports their entries, bytes and hit rate.

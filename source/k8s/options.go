@@ -53,13 +53,15 @@ type Options struct {
 	// IDs, pod IPs) and strings over 256 bytes are never shared. Applies
 	// where the source decodes itself (see [New]). Zero: shared.
 	DisableStringSharing bool
-	// DisableSubtreeSharing decodes every spec subtree of every object on
+	// DisableSubtreeSharing decodes every spec subtree (and the labels,
+	// annotations and owner references) of every object on
 	// its own. By default, where the source decodes protobuf itself, a
 	// field of an object's spec that is a pointer to a message (a probe, a
 	// security context), a repeated message (a container's env, ports or
 	// volume mounts, the tolerations) or a map of messages (a container's
 	// resource requests and limits) that another object repeats byte for
-	// byte is shared with it: the pods of one Deployment hold one copy.
+	// byte is shared with it, as are the object's labels, annotations and
+	// owner references: the pods of one Deployment hold one copy.
 	//
 	// Shared values are read-only, as every cached object is: a program
 	// that modifies one pod's resource limits in place modifies those of

@@ -30,8 +30,9 @@
 // field of an object's spec that is a pointer to a message (a probe, a
 // security context), a repeated message (a container's env, ports or
 // volume mounts, the tolerations) or a map of messages (a container's
-// resource requests and limits). The pods of one Deployment then hold one
-// copy of each. Shared values are read-only, as every cached object is: a
+// resource requests and limits); and in the object's own metadata, the
+// labels, annotations and owner references. The pods of one Deployment then
+// hold one copy of each. Shared values are read-only, as every cached object is: a
 // program that mutates one pod's resource limits in place mutates every pod
 // that shares them. DeepCopy an object before changing it (the informer's
 // contract already says so), or decode without sharing subtrees

@@ -8,7 +8,8 @@ import "errors"
 var ErrMalformed = errors.New("malformed protobuf")
 
 // ErrSharedMerge is wrapped by the error of [Plan.Decode] for a shared
-// subtree (see the package doc) that occurs twice in one message: the
+// pointer to a message (see the package doc) that occurs twice in one
+// message (a shared map or repeated field goes into a copy instead): the
 // generated Unmarshal merges the two, the plan does not write into a shared
 // value. Decode such an object with its generated Unmarshal.
 var ErrSharedMerge = errors.New("a shared field occurs again")

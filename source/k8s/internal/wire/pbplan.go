@@ -171,8 +171,8 @@ type builtKey struct {
 }
 
 // planPath says where a struct sits in an object, for the choice of what to
-// share: only spec subtrees are shared (status and metadata are mostly
-// unique to an object).
+// share: spec subtrees and a few metadata fields are shared (status is
+// mostly unique to an object); see sharedSubtree.
 type planPath uint8
 
 const (
@@ -181,6 +181,27 @@ const (
 	pathSpec           // the object's spec and below
 	pathOther          // anything else
 )
+
+// sharedSubtree reports whether field name of kind k, in a struct at path
+// whose field sits at sub, is shared byte for byte (pbshare.go): in the
+// spec, every pointer to a message, repeated message and map of messages;
+// in the object's own metadata, the labels, annotations and owner
+// references, which the pods of one ReplicaSet (the objects of one owner)
+// usually repeat.
+func sharedSubtree(path, sub planPath, name string, k pbKind) bool {
+	switch {
+	case sub == pathSpec:
+		return k == pbPtrMsg || k == pbSliceMsg || k == pbMap
+	case path == pathMeta:
+		switch name {
+		case "Labels", "Annotations":
+			return k == pbMapStringString
+		case "OwnerReferences":
+			return k == pbSliceMsg
+		}
+	}
+	return false
+}
 
 // protoUnmarshaler is what the generated types of k8s.io/api implement.
 type protoUnmarshaler interface{ Unmarshal([]byte) error }
@@ -256,7 +277,7 @@ func (b *planBuilder) plan(t reflect.Type, path planPath) *pbPlan {
 		case pbMap:
 			f.share = b.strings // its keys
 		}
-		if sub == pathSpec && b.subtrees && (f.kind == pbPtrMsg || f.kind == pbSliceMsg || f.kind == pbMap) {
+		if b.subtrees && sharedSubtree(path, sub, sf.Name, f.kind) {
 			f.table = newShareTable()
 		}
 		for int(num) >= len(p.fields) {

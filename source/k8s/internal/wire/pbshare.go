@@ -2,6 +2,7 @@ package wire
 
 import (
 	"hash/maphash"
+	"reflect"
 	"sync"
 	"unsafe"
 
@@ -155,6 +156,15 @@ func (t *shareTable) clear() {
 	t.curBytes, t.oldBytes = 0, 0
 }
 
+// cloneMap returns a copy of map m.
+func cloneMap(m reflect.Value) reflect.Value {
+	c := reflect.MakeMapWithSize(m.Type(), m.Len())
+	for it := m.MapRange(); it.Next(); {
+		c.SetMapIndex(it.Key(), it.Value())
+	}
+	return c
+}
+
 // shared decodes field f (number num) from b, which starts at its tag,
 // through the field's table: the consecutive occurrences of the field are
 // looked up by their bytes and, if found, the canonical value is assigned
@@ -163,14 +173,21 @@ func (t *shareTable) clear() {
 func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (rest []byte, ok bool, err error) {
 	empty := false
 	switch f.kind {
-	case pbPtrMsg, pbMap:
+	case pbPtrMsg, pbMap, pbMapStringString:
 		empty = *(*unsafe.Pointer)(at) == nil
 	case pbSliceMsg:
 		empty = (*slicehdr.Header)(at).Len == 0
 	}
 	if !empty {
-		if f.kind == pbSliceMsg {
+		switch f.kind {
+		case pbSliceMsg:
 			return b, false, nil // appends to a clipped slice copy it
+		case pbMap, pbMapStringString:
+			// The map's entries came in two runs: the map may be a
+			// canonical one, so the rest goes into a copy.
+			m := reflect.NewAt(f.typ, at).Elem()
+			m.Set(cloneMap(m))
+			return b, false, nil
 		}
 		return nil, false, ErrSharedMerge
 	}
@@ -212,7 +229,7 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 	}
 	var canon unsafe.Pointer
 	switch f.kind {
-	case pbPtrMsg, pbMap:
+	case pbPtrMsg, pbMap, pbMapStringString:
 		canon = *(*unsafe.Pointer)(at)
 	case pbSliceMsg:
 		h := *(*slicehdr.Header)(at)
@@ -227,7 +244,7 @@ func (f *pbField) shared(b []byte, num protowire.Number, at unsafe.Pointer) (res
 // assign stores the canonical value c (as the table holds it) into at.
 func (f *pbField) assign(at, c unsafe.Pointer) {
 	switch f.kind {
-	case pbPtrMsg, pbMap:
+	case pbPtrMsg, pbMap, pbMapStringString:
 		*(*unsafe.Pointer)(at) = c
 	case pbSliceMsg:
 		*(*slicehdr.Header)(at) = *(*slicehdr.Header)(c)

@@ -149,6 +149,9 @@ func (w wireRT) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		key := fmt.Sprintf("%s %s gzip=%v", kind, resp.Header.Get("Content-Type"), resp.Uncompressed)
+		if resp.StatusCode != http.StatusOK {
+			key += " HTTP " + strconv.Itoa(resp.StatusCode)
+		}
 		w.log.mu.Lock()
 		w.log.seen[key]++
 		w.log.mu.Unlock()
@@ -325,13 +328,13 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 			return err
 		}
 	}
+	n := min(int(c.nUpd.Load()), len(c.upd))
+	res.Updates = slices.Clone(c.upd[:n])
 	if ph.relist {
 		if res.Relist, err = measureRelist(ctx, lib, keep, c, wl, pods, timeout); err != nil {
 			return err
 		}
 	}
-	n := min(int(c.nUpd.Load()), len(c.upd))
-	res.Updates = slices.Clone(c.upd[:n])
 	wl.mu.Lock()
 	res.Wire = wl.seen
 	b, err := json.Marshal(res)

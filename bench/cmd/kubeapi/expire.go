@@ -46,3 +46,18 @@ func expireWatches(ctx context.Context, env *k8stest.Env) error {
 	logf("kube-apiserver restarted in %s", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
+
+// controlPlane is the control plane's configuration: envtest's defaults,
+// and with -relist a kube-apiserver that stops in seconds: it closes
+// watches after a second (its default waits for them until its shutdown
+// timeout, the request timeout of a minute, which envtest's stop timeout
+// does not outlast) and bounds the other requests' drain to 30 s.
+func controlPlane(cfg config) k8stest.Config {
+	if !cfg.Relist {
+		return k8stest.Config{}
+	}
+	return k8stest.Config{APIServerArgs: map[string][]string{
+		"shutdown-watch-termination-grace-period": {"1s"},
+		"request-timeout":                         {"30s"},
+	}}
+}

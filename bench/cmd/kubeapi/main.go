@@ -128,7 +128,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}
 	t0, benv := time.Now(), bench.NewEnv()
 	logf("starting kube-apiserver and etcd")
-	env, err := k8stest.Start(k8stest.Config{})
+	env, err := k8stest.Start(controlPlane(cfg))
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
 
 	"github.com/ginformer/ginformer/informer"
 )
@@ -41,8 +44,10 @@ type relistResult struct {
 	Decoded float64 `json:"decoded"`
 	// Updates is the handler's update calls during the relist.
 	Updates int64 `json:"updates"`
-	// Cause is the evidence of a 410: the watch errors client-go's
-	// handler saw, or ginformer's error classes and last error.
+	// Cause is the evidence of a 410: client-go's reflector's "Watch
+	// closed" log lines (it reports an expired watch nowhere else) and the
+	// errors its watch error handler saw, or ginformer's error classes and
+	// last error.
 	Cause []string `json:"cause"`
 }
 
@@ -78,6 +83,19 @@ func (w *watchErrors) len() int {
 	return len(w.errs)
 }
 
+// klogTap copies klog's output to stderr and records client-go's
+// reflector's "Watch closed" lines (an expired watch) in w.
+type klogTap struct{ w *watchErrors }
+
+func (t klogTap) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"Watch closed"`)) {
+		t.w.mu.Lock()
+		t.w.errs = append(t.w.errs, strings.TrimSpace(string(p)))
+		t.w.mu.Unlock()
+	}
+	return os.Stderr.Write(p)
+}
+
 // healthReader is ginformer's informer, as the relist reads it.
 type healthReader interface{ Health() informer.Health }
 
@@ -107,6 +125,19 @@ func measureRelist(ctx context.Context, lib string, keep any, c *counter, wl *wi
 	var look0 uint64
 	if c.lookups != nil {
 		look0 = c.lookups()
+	}
+	if hr == nil {
+		// client-go's reflector reports an expired watch at V(4) only
+		// ("Watch closed"), not to the watch error handler.
+		var kfs flag.FlagSet
+		klog.InitFlags(&kfs)
+		if err := kfs.Set("v", "4"); err != nil {
+			return nil, err
+		}
+		if err := kfs.Set("logtostderr", "false"); err != nil {
+			return nil, err
+		}
+		klog.SetOutput(klogTap{&c.watchErrs})
 	}
 	stop, peak := sampleHeap()
 	cpu0, t0 := cpuNS(), time.Now()

@@ -70,6 +70,9 @@ type config struct {
 	// Relist adds the relist phase (-relist): after the watch phase, each
 	// child's watch is made to fail with 410 Gone and the relist measured.
 	Relist bool
+	// WithProjection adds a column of ginformer caching the projection
+	// beside its full pods (-with-projection).
+	WithProjection bool
 	// ClientGoNext is this command built against another client-go
 	// (-clientgo-next); "" runs none.
 	ClientGoNext string
@@ -90,6 +93,7 @@ func main() {
 	flag.IntVar(&cfg.UpdateWriters, "update-writers", 8, "concurrent writers in the watch phase")
 	flag.IntVar(&cfg.UpdateRate, "update-rate", 0, "offered rate of the watch phase's updates, per second, from a shared schedule (0: as fast as the writers go); the report shows the achieved rate")
 	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each child's watch phase to this directory")
+	flag.BoolVar(&cfg.WithProjection, "with-projection", false, "add a column of ginformer caching the projection (as -projection does) beside its full pods")
 	flag.BoolVar(&cfg.Relist, "relist", false, "after the watch phase, restart kube-apiserver so that each child's watch fails with 410 Gone, and measure its relist (CPU, peak heap, objects decoded)")
 	flag.IntVar(&cfg.Warmup, "warmup", 1, "unmeasured children (syncs) before the measured runs")
 	flag.BoolVar(&cfg.Projection, "projection", false, "ginformer caches a projection of pods (k8s.NewProjection: metadata, node, phase, containers' names and images) instead of full pods")
@@ -265,6 +269,7 @@ func participants(cfg config) []participant {
 		{name: libClientGo, exe: cfg.Exe, args: []string{"-lib=" + libClientGo}},
 		{name: libGinformer, exe: cfg.Exe, args: []string{"-lib=" + libGinformer}},
 	}
+	ps = withProjection(cfg, ps)
 	if cfg.ClientGoNext != "" {
 		ps = append(ps,
 			participant{name: colNext, exe: cfg.ClientGoNext, args: []string{"-lib=" + libClientGo}},

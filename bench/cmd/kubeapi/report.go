@@ -171,6 +171,7 @@ func (r *report) write(w io.Writer) {
 	if r.results[colNext] != nil {
 		ratios = append(ratios, [2]string{libGinformer, colNext})
 	}
+	ratios = append(ratios, r.projectionRatios()...)
 	b.WriteString("| measure | unit |")
 	for _, p := range r.participants {
 		fmt.Fprintf(&b, " %s |", r.column(p.name))

@@ -94,3 +94,26 @@ func (r *report) offered() string {
 	return fmt.Sprintf("offered at %d/s (-update-rate: a shared schedule, write k sent at k/rate; the achieved rate is "+
 		"below when the writers or the server fall behind)", r.cfg.UpdateRate)
 }
+
+// withProjection adds ginformer caching the projection after ps's
+// ginformer column when cfg.WithProjection is set.
+func withProjection(cfg config, ps []participant) []participant {
+	if !cfg.WithProjection || cfg.Projection {
+		return ps
+	}
+	return append(ps, participant{name: libProjection, exe: cfg.Exe, args: []string{"-lib=" + libProjection}})
+}
+
+// projectionRatios are the ratio columns of the projection column
+// (-with-projection): over client-go, and over the next client-go's slim
+// transform when it runs.
+func (r *report) projectionRatios() [][2]string {
+	if r.results[libProjection] == nil {
+		return nil
+	}
+	q := [][2]string{{libProjection, libClientGo}}
+	if r.results[colNextSlim] != nil {
+		q = append(q, [2]string{libProjection, colNextSlim})
+	}
+	return q
+}

@@ -45,9 +45,9 @@ type relistResult struct {
 	// Updates is the handler's update calls during the relist.
 	Updates int64 `json:"updates"`
 	// Cause is the evidence of a 410: client-go's reflector's "Watch
-	// closed" log lines (it reports an expired watch nowhere else) and the
-	// errors its watch error handler saw, or ginformer's error classes and
-	// last error.
+	// closed" and "watch ended with error" log lines (it reports an expired
+	// or very short watch nowhere else) and the errors its watch error
+	// handler saw, or ginformer's error classes and last error.
 	Cause []string `json:"cause"`
 }
 
@@ -84,11 +84,13 @@ func (w *watchErrors) len() int {
 }
 
 // klogTap copies klog's output to stderr and records client-go's
-// reflector's "Watch closed" lines (an expired watch) in w.
+// reflector's "Watch closed" lines (an expired watch) and "watch ended with
+// error" lines (a very short watch, which it relists after too: a re-watch
+// the stopping apiserver accepted) in w.
 type klogTap struct{ w *watchErrors }
 
 func (t klogTap) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte(`"Watch closed"`)) {
+	if bytes.Contains(p, []byte(`"Watch closed"`)) || bytes.Contains(p, []byte(`"Warning: watch ended with error"`)) {
 		t.w.mu.Lock()
 		t.w.errs = append(t.w.errs, strings.TrimSpace(string(p)))
 		t.w.mu.Unlock()

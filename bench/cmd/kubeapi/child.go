@@ -114,6 +114,7 @@ func (c *counter) update(p *corev1.Pod) { c.updateFields(p.Spec.NodeName, p.Labe
 
 func (c *counter) updateFields(node string, labels map[string]string, rv string) {
 	now := time.Now().UnixNano()
+	traceUpdate(rv, now)
 	c.perNode[node]++
 	c.labelBytes += len(labels["app"]) + len(labels["team"])
 	k := c.nUpd.Load()

@@ -226,6 +226,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			if err != nil {
 				return nil, fmt.Errorf("run %d, %s: %w", r+1, p.name, err)
 			}
+			if cfg.TraceDir != "" {
+				if err := saveWrites(filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-run%d-writes.json", p.file(), r+1)), writes); err != nil {
+					return nil, err
+				}
+			}
 			m := newMeasure(res, writes, cfg.Pods)
 			rep.results[p.name] = append(rep.results[p.name], m)
 			if rep.wire[p.name] == nil {

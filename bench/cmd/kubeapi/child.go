@@ -27,6 +27,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+
 	"github.com/ginformer/ginformer/bench"
 	"github.com/ginformer/ginformer/source/k8s"
 )
@@ -64,8 +67,9 @@ type result struct {
 	WatchCPUNS    int64          `json:"watchCpuNs"`
 	WatchTimedOut bool           `json:"watchTimedOut"`
 	Updates       []update       `json:"updates"`
-	Wire          map[string]int `json:"wire"`     // "list|watch content-type gzip=bool" → responses
+	Wire          map[string]int `json:"wire"`     // "list|streaming list|watch content-type gzip=bool" → responses
 	ClientGo      string         `json:"clientGo"` // the child's k8s.io/client-go version
+	Relist        *relistResult  `json:"relist,omitempty"`
 }
 
 // counter is the handler both libraries run: it reads two labels and the
@@ -79,6 +83,11 @@ type counter struct {
 	upd           []update
 	nUpd          atomic.Int64
 	updDone       chan struct{}
+	// For -relist: the watch errors client-go reports, ginformer's
+	// sharing-table lookups so far (nil: none), and ginformer's logger.
+	watchErrs watchErrors
+	lookups   func() uint64
+	log       logr.Logger
 }
 
 func newCounter(pods, updates int) *counter {
@@ -105,6 +114,7 @@ func (c *counter) update(p *corev1.Pod) { c.updateFields(p.Spec.NodeName, p.Labe
 
 func (c *counter) updateFields(node string, labels map[string]string, rv string) {
 	now := time.Now().UnixNano()
+	traceUpdate(rv, now)
 	c.perNode[node]++
 	c.labelBytes += len(labels["app"]) + len(labels["team"])
 	k := c.nUpd.Load()
@@ -135,8 +145,14 @@ func (w wireRT) RoundTrip(req *http.Request) (*http.Response, error) {
 		kind := "list"
 		if v := req.URL.Query().Get("watch"); v == "true" || v == "1" {
 			kind = "watch"
+			if req.URL.Query().Get("sendInitialEvents") == "true" {
+				kind = "streaming list"
+			}
 		}
 		key := fmt.Sprintf("%s %s gzip=%v", kind, resp.Header.Get("Content-Type"), resp.Uncompressed)
+		if resp.StatusCode != http.StatusOK {
+			key += " HTTP " + strconv.Itoa(resp.StatusCode)
+		}
 		w.log.mu.Lock()
 		w.log.seen[key]++
 		w.log.mu.Unlock()
@@ -157,6 +173,8 @@ func childMain(args []string) int {
 	projection := fs.Bool("projection", false, "ginformer caches a projection of pods")
 	transform := fs.String("transform", "", "client-go's transform: "+transformStrip+" or "+transformSlim+" (none by default)")
 	profile := fs.String("cpuprofile", "", "CPU profile of the sync phase")
+	tracePath := fs.String("trace", "", "runtime/trace of the watch phase")
+	relist := fs.Bool("relist", false, "after the watch phase, say ARMED and measure the relist after the parent's 410")
 	timeout := fs.Duration("timeout", 10*time.Minute, "sync and watch timeouts")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -164,14 +182,15 @@ func childMain(args []string) int {
 	if *projection && *lib == libGinformer {
 		*lib = libProjection
 	}
-	if err := child(*lib, *transform, *kubeconfig, *pods, *updates, *jsonWire, *noGzip, *profile, *timeout); err != nil {
+	ph := phases{trace: *tracePath, relist: *relist}
+	if err := child(*lib, *transform, *kubeconfig, *pods, *updates, *jsonWire, *noGzip, *profile, ph, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "child", *lib+":", err)
 		return 1
 	}
 	return 0
 }
 
-func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzip bool, profile string, timeout time.Duration) error {
+func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzip bool, profile string, ph phases, timeout time.Duration) error {
 	// The parent holds our stdin open: EOF means it is gone. "DONE" means
 	// it has written every update.
 	done := make(chan struct{})
@@ -202,6 +221,9 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := newCounter(pods, updates)
+	if ph.relist {
+		c.log = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, "child", lib+":", prefix, args) }, funcr.Options{Verbosity: 2})
+	}
 	start, wait, keep, err := newInformer(ctx, lib, transform, cs, c)
 	if err != nil {
 		return err
@@ -278,6 +300,10 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 			return err
 		}
 	}
+	stopTrace, err := startTrace(ph.trace)
+	if err != nil {
+		return err
+	}
 	cpu0 = cpuNS()
 	fmt.Println("READY")
 	timer := time.NewTimer(timeout)
@@ -294,6 +320,9 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 		res.WatchTimedOut = true
 	}
 	res.WatchCPUNS = cpuNS() - cpu0
+	if err := stopTrace(); err != nil {
+		return err
+	}
 	if prof != nil {
 		pprof.StopCPUProfile()
 		if err := prof.Close(); err != nil {
@@ -302,6 +331,11 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 	}
 	n := min(int(c.nUpd.Load()), len(c.upd))
 	res.Updates = slices.Clone(c.upd[:n])
+	if ph.relist {
+		if res.Relist, err = measureRelist(ctx, lib, keep, c, wl, pods, timeout); err != nil {
+			return err
+		}
+	}
 	wl.mu.Lock()
 	res.Wire = wl.seen
 	b, err := json.Marshal(res)
@@ -332,6 +366,12 @@ func newInformer(ctx context.Context, lib, transform string, cs *kubernetes.Clie
 			if err := inf.SetTransform(tf); err != nil {
 				return nil, nil, nil, err
 			}
+		}
+		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			c.watchErrs.add(err)
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		}); err != nil {
+			return nil, nil, nil, err
 		}
 		if err := inf.AddIndexers(cache.Indexers{"node": func(obj any) ([]string, error) {
 			return []string{obj.(*corev1.Pod).Spec.NodeName}, nil

@@ -94,16 +94,21 @@ func compression(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface)
 }
 
 // writeUpdates patches the status of w random pods (the Ready condition's
-// probe time and message, as a kubelet does) from writers goroutines and
+// probe time and message, as a kubelet does) from writers goroutines, at
+// rate writes per second offered (0: as fast as they go; see pacer), and
 // returns, for each write, the resourceVersion it produced and when its
 // response arrived.
 //
 // Each patch carries a message unique to the phase (seed) and the write,
 // so that none is a no-op: a no-op patch writes nothing and sends no
 // event.
-func writeUpdates(ctx context.Context, cs kubernetes.Interface, n, w, writers int, seed uint64) ([]update, error) {
+func writeUpdates(ctx context.Context, cs kubernetes.Interface, n, w, writers, rate int, seed uint64) ([]update, error) {
 	out := make([]update, w)
+	pace := newPacer(rate)
 	err := kubepods.Parallel(ctx, w, writers, func(ctx context.Context, k int) error {
+		if err := pace.wait(ctx, k); err != nil {
+			return err
+		}
 		r := rand.New(rand.NewPCG(seed, uint64(k)))
 		ns, name := kubepods.Name(r.IntN(n))
 		var p *corev1.Pod

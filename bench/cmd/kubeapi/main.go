@@ -28,6 +28,14 @@
 // that strips managedFields, and with one that keeps a slim pod (podSlim's
 // fields, as cilium does).
 //
+// The watch phase, the relist and traces (watchrate.go, relist.go,
+// expire.go):
+//
+//	go run ./bench/cmd/kubeapi -update-rate 1000 -update-writers 64 -updates 5000  # offered 1,000 updates/s
+//	go run ./bench/cmd/kubeapi -with-projection    # a column of ginformer caching the projection beside full pods
+//	go run ./bench/cmd/kubeapi -relist             # restart kube-apiserver: each child's watch gets 410 Gone, relists
+//	go run ./bench/cmd/kubeapi -trace-dir traces   # runtime/trace of each child's watch phase, the writes beside it
+//
 // Each child's CPU profile covers its sync phase only. A smoke test
 // (TestSmoke: 500 pods, one run, 200 updates) runs the same code when
 // KUBEBUILDER_ASSETS is set.
@@ -61,6 +69,18 @@ type config struct {
 	NoCompression          bool
 	Projection             bool
 	ProfileDir             string
+	// UpdateRate is the watch phase's offered rate, in updates per second
+	// (-update-rate); 0: as fast as the writers go.
+	UpdateRate int
+	// TraceDir receives a runtime/trace of each child's watch phase
+	// (-trace-dir); "": none.
+	TraceDir string
+	// Relist adds the relist phase (-relist): after the watch phase, each
+	// child's watch is made to fail with 410 Gone and the relist measured.
+	Relist bool
+	// WithProjection adds a column of ginformer caching the projection
+	// beside its full pods (-with-projection).
+	WithProjection bool
 	// ClientGoNext is this command built against another client-go
 	// (-clientgo-next); "" runs none.
 	ClientGoNext string
@@ -79,6 +99,10 @@ func main() {
 	flag.IntVar(&cfg.Updates, "updates", 3000, "status updates in each watch phase")
 	flag.IntVar(&cfg.Writers, "writers", 24, "concurrent writers creating pods")
 	flag.IntVar(&cfg.UpdateWriters, "update-writers", 8, "concurrent writers in the watch phase")
+	flag.IntVar(&cfg.UpdateRate, "update-rate", 0, "offered rate of the watch phase's updates, per second, from a shared schedule (0: as fast as the writers go); the report shows the achieved rate")
+	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each child's watch phase to this directory")
+	flag.BoolVar(&cfg.WithProjection, "with-projection", false, "add a column of ginformer caching the projection (as -projection does) beside its full pods")
+	flag.BoolVar(&cfg.Relist, "relist", false, "after the watch phase, restart kube-apiserver so that each child's watch fails with 410 Gone, and measure its relist (CPU, peak heap, objects decoded)")
 	flag.IntVar(&cfg.Warmup, "warmup", 1, "unmeasured children (syncs) before the measured runs")
 	flag.BoolVar(&cfg.Projection, "projection", false, "ginformer caches a projection of pods (k8s.NewProjection: metadata, node, phase, containers' names and images) instead of full pods")
 	flag.BoolVar(&cfg.NoCompression, "no-compression", false, "both libraries ask for uncompressed responses (rest.Config.DisableCompression); default: what client-go negotiates (gzip)")
@@ -103,17 +127,20 @@ func main() {
 // cfg.Runs times and writes the report to out. The control plane is
 // stopped before it returns, and so is every child.
 func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error) {
-	if cfg.ProfileDir != "" {
-		if cfg.ProfileDir, err = filepath.Abs(cfg.ProfileDir); err != nil {
+	for _, d := range []*string{&cfg.ProfileDir, &cfg.TraceDir} {
+		if *d == "" {
+			continue
+		}
+		if *d, err = filepath.Abs(*d); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+		if err := os.MkdirAll(*d, 0o755); err != nil {
 			return nil, err
 		}
 	}
 	t0, benv := time.Now(), bench.NewEnv()
 	logf("starting kube-apiserver and etcd")
-	env, err := k8stest.Start(k8stest.Config{})
+	env, err := k8stest.Start(controlPlane(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +189,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		logf("warm-up %d: %s", w+1, p.name)
 		args := append([]string{"-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
 			"-updates=0", "-timeout=" + cfg.Timeout.String()}, p.args...)
-		if _, _, err := runChild(ctx, p.exe, args, cfg.Timeout, func() ([]update, error) { return nil, nil }); err != nil {
+		if _, _, err := runChild(ctx, p.exe, args, cfg.Timeout, func() ([]update, error) { return nil, nil }, nil); err != nil {
 			return nil, fmt.Errorf("warm-up, %s: %w", p.name, err)
 		}
 	}
@@ -192,12 +219,25 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			if cfg.ProfileDir != "" {
 				args = append(args, "-cpuprofile="+filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-run%d.pprof", p.file(), r+1)))
 			}
+			if cfg.TraceDir != "" {
+				args = append(args, "-trace="+filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-run%d-watch.trace", p.file(), r+1)))
+			}
+			var relist func() error
+			if cfg.Relist {
+				args = append(args, "-relist")
+				relist = func() error { return expireWatches(ctx, env) }
+			}
 			res, writes, err := runChild(ctx, p.exe, args, cfg.Timeout, func() ([]update, error) {
-				return writeUpdates(ctx, env.Client, cfg.Pods, cfg.Updates, cfg.UpdateWriters, seed)
-			})
+				return writeUpdates(ctx, env.Client, cfg.Pods, cfg.Updates, cfg.UpdateWriters, cfg.UpdateRate, seed)
+			}, relist)
 			seed++
 			if err != nil {
 				return nil, fmt.Errorf("run %d, %s: %w", r+1, p.name, err)
+			}
+			if cfg.TraceDir != "" {
+				if err := saveWrites(filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-run%d-writes.json", p.file(), r+1)), writes); err != nil {
+					return nil, err
+				}
 			}
 			m := newMeasure(res, writes, cfg.Pods)
 			rep.results[p.name] = append(rep.results[p.name], m)
@@ -205,8 +245,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 				rep.wire[p.name] = res.Wire
 			}
 			rep.versions[p.name] = res.ClientGo
-			logf("run %d %-9s sync %6.0f ms wall, %6.0f ms CPU, %5.0f B/pod kept; watch %.1f µs CPU/event, p50 %.1f ms, %d/%d seen",
-				r+1, p.name, m.syncWallMS, m.syncCPUMS, m.keptPerPod, m.watchCPUPerEventUS, m.p50MS, m.seen, cfg.Updates)
+			logf("run %d %-9s sync %6.0f ms wall, %6.0f ms CPU, %5.0f B/pod kept; watch %.1f µs CPU/event, p50 %.1f ms, %d/%d seen at %.0f/s",
+				r+1, p.name, m.syncWallMS, m.syncCPUMS, m.keptPerPod, m.watchCPUPerEventUS, m.p50MS, m.seen, cfg.Updates, m.rate)
+			if rl := res.Relist; rl != nil {
+				logf("run %d %-9s relist: %d list(s), %.0f ms CPU, %.0f ms wall, peak %.0f MB over settled %.0f MB, ~%.0f decoded, %d updates; cause: %s",
+					r+1, p.name, rl.Lists, float64(rl.CPUNS)/1e6, float64(rl.WallNS)/1e6, float64(rl.Peak)/1e6, float64(rl.Settled)/1e6, rl.Decoded, rl.Updates, strings.Join(rl.Cause, "; "))
+			}
 		}
 	}
 	rep.took = time.Since(t0)
@@ -238,6 +282,7 @@ func participants(cfg config) []participant {
 		{name: libClientGo, exe: cfg.Exe, args: []string{"-lib=" + libClientGo}},
 		{name: libGinformer, exe: cfg.Exe, args: []string{"-lib=" + libGinformer}},
 	}
+	ps = withProjection(cfg, ps)
 	if cfg.ClientGoNext != "" {
 		ps = append(ps,
 			participant{name: colNext, exe: cfg.ClientGoNext, args: []string{"-lib=" + libClientGo}},

@@ -10,8 +10,9 @@ import (
 // runChild runs one measurement of lib in a child process: it waits for
 // the sync ("READY"), has write perform the watch phase's writes, tells the
 // child ("DONE"), and returns the child's result ("RESULT {json}") with the
-// writes.
-func runChild(ctx context.Context, exe string, args []string, timeout time.Duration, write func() ([]update, error)) (*result, []update, error) {
+// writes. With relist (-relist, nil: none) it waits for the child to be
+// ready for it ("ARMED") and has relist expire its watch first.
+func runChild(ctx context.Context, exe string, args []string, timeout time.Duration, write func() ([]update, error), relist func() error) (*result, []update, error) {
 	p, err := childproc.Start(exe, args)
 	if err != nil {
 		return nil, nil, err
@@ -32,6 +33,14 @@ func runChild(ctx context.Context, exe string, args []string, timeout time.Durat
 	// The child may have finished already (and closed its end): an error
 	// here shows as a missing RESULT below.
 	_ = p.Send("DONE", nil)
+	if relist != nil {
+		if err := p.Expect(ctx, "ARMED", timeout, nil); err != nil {
+			return nil, nil, err
+		}
+		if err := relist(); err != nil {
+			return nil, nil, err
+		}
+	}
 	var res result
 	if err := p.Expect(ctx, "RESULT", timeout, &res); err != nil {
 		return nil, nil, err

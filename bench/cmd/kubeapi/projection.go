@@ -63,6 +63,7 @@ func runGinformer[T k8s.Object](ctx context.Context, src informer.Source[T], fie
 	inf, err := informer.NewSharedInformer(informer.Options[informer.NamespacedKey, T]{
 		Source:  src,
 		KeyFunc: k8s.Key[T],
+		Logger:  c.log, // zero: the default (errors only)
 		Indexes: []informer.Index[T]{
 			k8s.NamespaceIndex[T](),
 			k8s.FieldIndex("node", func(p T) string { return fields(p).node }),
@@ -83,6 +84,9 @@ func runGinformer[T k8s.Object](ctx context.Context, src informer.Source[T], fie
 	}, informer.HandlerOptions{})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if sh, ok := src.(interface{ Sharing() k8s.SharingStats }); ok {
+		c.lookups = func() uint64 { st := sh.Sharing(); return st.Hits + st.Misses }
 	}
 	start = func() { go func() { _ = inf.Run(ctx) }() }
 	wait = func(ctx context.Context) error { return informer.WaitForSync(ctx, inf, reg) }

@@ -18,9 +18,11 @@ type measure struct {
 	allocPerPod, mallocsPerPod             float64
 	watchCPUPerEventUS                     float64
 	p50MS, p99MS, maxMS                    float64
-	sentP50MS, sentP99MS                   float64
+	sentP50MS, sentP99MS, sentP999MS       float64
+	rate                                   float64 // achieved, updates/s
 	seen, matched                          int
 	timedOut                               bool
+	relist                                 relistMeasure
 }
 
 // newMeasure derives the table's figures from a child's result, the
@@ -58,7 +60,11 @@ func newMeasure(res *result, writes []update, pods int) measure {
 		slices.Sort(lat)
 		slices.Sort(fromSent)
 		m.p50MS, m.p99MS, m.maxMS = quantile(lat, 0.5), quantile(lat, 0.99), lat[len(lat)-1]
-		m.sentP50MS, m.sentP99MS = quantile(fromSent, 0.5), quantile(fromSent, 0.99)
+		m.sentP50MS, m.sentP99MS, m.sentP999MS = quantile(fromSent, 0.5), quantile(fromSent, 0.99), quantile(fromSent, 0.999)
+	}
+	m.rate = achievedRate(writes)
+	if res.Relist != nil {
+		m.relist = newRelistMeasure(res.Relist)
 	}
 	return m
 }
@@ -109,12 +115,14 @@ var rows = []row{
 	{"peak RSS (VmHWM)", "MB", func(m measure) float64 { return m.vmHWMMB }},
 	{"allocated per pod during sync", "B", func(m measure) float64 { return m.allocPerPod }},
 	{"allocations per pod during sync", "objects", func(m measure) float64 { return m.mallocsPerPod }},
+	{"watch: achieved rate", "updates/s", func(m measure) float64 { return m.rate }},
 	{"watch: CPU per event", "µs", func(m measure) float64 { return m.watchCPUPerEventUS }},
 	{"watch: write response → handler, p50", "ms", func(m measure) float64 { return m.p50MS }},
 	{"watch: write response → handler, p99", "ms", func(m measure) float64 { return m.p99MS }},
 	{"watch: write response → handler, max", "ms", func(m measure) float64 { return m.maxMS }},
 	{"watch: write sent → handler, p50", "ms", func(m measure) float64 { return m.sentP50MS }},
 	{"watch: write sent → handler, p99", "ms", func(m measure) float64 { return m.sentP99MS }},
+	{"watch: write sent → handler, p99.9", "ms", func(m measure) float64 { return m.sentP999MS }},
 }
 
 func (r *report) median(lib string, get func(measure) float64) float64 {
@@ -152,9 +160,9 @@ func (r *report) write(w io.Writer) {
 	fmt.Fprintf(&b, "\n## Pod informer against a real kube-apiserver, one process per library\n\n")
 	fmt.Fprintf(&b, "%d pods (%.1f KB JSON, %.1f KB protobuf each as served), created in %s; wire format: %s; "+
 		"%d runs per library, alternating which goes first, one child process per run; cells are medians. "+
-		"Watch phase: %d status patches from %d writers. Took %s.\n\n",
+		"Watch phase: %d status patches from %d writers, %s.%s Took %s.\n\n",
 		r.cfg.Pods, r.jsonSize/1e3, r.protoSize/1e3, r.createTook.Round(time.Second), r.wireFormat(),
-		r.cfg.Runs, r.cfg.Updates, r.cfg.UpdateWriters, r.took.Round(time.Second))
+		r.cfg.Runs, r.cfg.Updates, r.cfg.UpdateWriters, r.offered(), r.relistNote(), r.took.Round(time.Second))
 	e := r.env
 	fmt.Fprintf(&b, "Machine: %s, %d cores, GOMAXPROCS=%d (shared by the apiserver, etcd, the writers and the child); %s; "+
 		"client-go %s; kube-apiserver %s; load average %s at start, %s at end.\n\n",
@@ -163,6 +171,7 @@ func (r *report) write(w io.Writer) {
 	if r.results[colNext] != nil {
 		ratios = append(ratios, [2]string{libGinformer, colNext})
 	}
+	ratios = append(ratios, r.projectionRatios()...)
 	b.WriteString("| measure | unit |")
 	for _, p := range r.participants {
 		fmt.Fprintf(&b, " %s |", r.column(p.name))
@@ -171,7 +180,7 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintf(&b, " ratio %s / %s |", r.column(q[0]), r.column(q[1]))
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.participants)+len(ratios)) + "\n")
-	for _, row := range rows {
+	for _, row := range r.rows() {
 		fmt.Fprintf(&b, "| %s | %s |", row.name, row.unit)
 		for _, p := range r.participants {
 			fmt.Fprintf(&b, " %s |", num(r.median(p.name, row.get)))

@@ -33,8 +33,9 @@ type MainOptions struct {
 // the run when a goroutine is left over (the process-wide goroutines of
 // client-go, klog and the etcd client, and idle HTTP connections, are not
 // counted). The check comes after the stop, where goleak.VerifyTestMain
-// would check before it. Main does not return: it exits the process with the tests'
-// code, or 1 when the control plane fails to start or a goroutine leaked.
+// would check before it. Main does not return: it exits the process with
+// the tests' code, or 1 when the control plane fails to start or a
+// goroutine leaked.
 func Main(m *testing.M, opts MainOptions) {
 	env, err := Start(opts.Config)
 	if err != nil && !errors.Is(err, ErrNoAssets) {

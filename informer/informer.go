@@ -341,8 +341,9 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	inf.reflOpts.resume = resume
 	refl, err := NewReflector(inf.reflOpts)
 	if err != nil {
-		inf.state = stateStopped
 		inf.mu.Unlock()
+		inf.stop()
+		inf.handlerWG.Wait() // the handler goroutines started above
 		return fmt.Errorf("informer %q: %w", inf.name, err)
 	}
 	inf.refl = refl
@@ -375,9 +376,21 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 		wg.Go(func() { inf.snapshotLoop(ctx) })
 	}
 	<-ctx.Done()
+	inf.stop()
+	wg.Wait()
+	if inf.snap != nil {
+		inf.writeFinalSnapshot(ctx) // nothing writes to the cache any more
+	}
+	inf.handlerWG.Wait()
+	return nil
+}
 
-	// From here on no handler goroutine starts and none takes another
-	// notification: handlerWG.Wait waits only for the calls in progress.
+// stop marks the informer stopped and closes its listeners, its version
+// waits and its FIFO: from here on no handler goroutine starts and none
+// takes another notification, so handlerWG.Wait waits only for the calls in
+// progress. Run calls it once, on every path that returns after starting
+// the handler goroutines; Run then waits for them.
+func (inf *SharedInformer[K, T]) stop() {
 	inf.mu.Lock()
 	inf.state = stateStopped
 	for _, l := range inf.listeners {
@@ -389,12 +402,6 @@ func (inf *SharedInformer[K, T]) Run(ctx context.Context) error {
 	inf.mu.Unlock()
 	inf.versions.stop() // WaitForVersion callers get ErrClosed
 	inf.fifo.Close()
-	wg.Wait()
-	if inf.snap != nil {
-		inf.writeFinalSnapshot(ctx) // nothing writes to the cache any more
-	}
-	inf.handlerWG.Wait()
-	return nil
 }
 
 // HasSynced reports whether the cache holds the source's first complete

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,8 +24,12 @@ func feedSource() (informer.Source[*item], chan *informer.WatchStream[*item]) {
 		},
 		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*item], error) {
 			w := informer.NewWatchStream[*item](ctx, 1024)
-			streams <- w
-			return w, nil
+			select {
+			case streams <- w:
+				return w, nil
+			case <-ctx.Done(): // a watch the test no longer takes, at stop
+				return nil, ctx.Err()
+			}
 		},
 	}}, streams
 }
@@ -33,29 +38,47 @@ func feedSource() (informer.Source[*item], chan *informer.WatchStream[*item]) {
 // while 10^6 events over 100 keys flow through the informer: the handler's
 // backlog stays at most one entry per key and the heap does not grow with
 // the number of events. Then the handler is released and sees each key's
-// final state, deletions included.
+// final state, deletions included. Every wait is bounded (see
+// failBefore), so a broken guarantee fails the test with a message instead
+// of hanging it.
 func TestInformerCoalescingHandlerKeepsHeapBounded(t *testing.T) {
 	events := 1_000_000
 	if testing.Short() {
 		events = 100_000
 	}
 	const keys = 100
+	ctx, bound := failBefore(t)
 	src, streams := feedSource()
 	inf := newInformer(t, src, nil)
 	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
 	stalled := &finalState{gate: gate, state: map[string]int{}}
 	reg, err := inf.AddHandler(stalled, informer.HandlerOptions{Name: "stalled", Coalesce: true})
 	require.NoError(t, err)
 	start(t, inf)
-	require.NoError(t, informer.WaitForSync(t.Context(), inf))
-	w := <-streams
+	// Cleanups run last-in first-out: a failure while the handler is
+	// stalled releases it before start's cleanup waits for Run, which
+	// waits for the handler.
+	t.Cleanup(release)
+	require.NoError(t, informer.WaitForSync(ctx, inf), "not synced within %v", bound)
+	var w *informer.WatchStream[*item]
+	select {
+	case w = <-streams:
+	case <-ctx.Done():
+		t.Fatalf("no watch within %v", bound)
+	}
+	// A feed the informer stopped taking: Send returns false at the bound.
+	defer context.AfterFunc(ctx, w.Stop)()
 
 	names := make([]string, keys)
 	for i := range names {
 		names[i] = "k" + strconv.Itoa(i)
 	}
 	send := func(typ informer.EventType, i, v int) {
-		require.True(t, w.Send(informer.Event[*item]{Type: typ, Object: &item{Name: names[i], Group: "g", V: v}, Version: strconv.Itoa(v)}))
+		ev := informer.Event[*item]{Type: typ, Object: &item{Name: names[i], Group: "g", V: v}, Version: strconv.Itoa(v)}
+		if !w.Send(ev) {
+			t.Fatalf("event %d (%s %s) not taken within %v", v, typ, names[i], bound)
+		}
 	}
 	// Warm up: every key exists once and the handler is stuck on the first.
 	for i := range keys {
@@ -83,7 +106,7 @@ func TestInformerCoalescingHandlerKeepsHeapBounded(t *testing.T) {
 	for i := range 10 {
 		send(informer.EventDeleted, i, events+i)
 	}
-	require.NoError(t, inf.WaitForVersion(t.Context(), strconv.Itoa(events+9)))
+	require.NoError(t, inf.WaitForVersion(ctx, strconv.Itoa(events+9)), "the last event not applied within %v", bound)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
@@ -92,9 +115,12 @@ func TestInformerCoalescingHandlerKeepsHeapBounded(t *testing.T) {
 	assert.LessOrEqual(t, reg.Backlog(), keys)
 	assert.Less(t, growth, int64(4<<20), "heap must not grow with the number of events")
 
-	close(gate)
-	require.NoError(t, informer.WaitForSync(t.Context(), reg))
+	release()
+	require.NoError(t, informer.WaitForSync(ctx, reg), "the released handler not synced within %v", bound)
 	for reg.Backlog() > 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("the released handler's backlog not drained within %v: %d left", bound, reg.Backlog())
+		}
 		runtime.Gosched()
 	}
 	stalled.mu.Lock()
@@ -110,6 +136,19 @@ func TestInformerCoalescingHandlerKeepsHeapBounded(t *testing.T) {
 		_, ok := stalled.state[names[i]]
 		assert.False(t, ok, "deletion of %s not lost", names[i])
 	}
+}
+
+// failBefore returns a context that ends before go test's -timeout would
+// stop the test binary with a panic (at 90% of the time left), or after
+// 10 minutes without -timeout, and that bound, for the messages.
+func failBefore(t *testing.T) (context.Context, time.Duration) {
+	bound := 10 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		bound = time.Until(d) * 9 / 10
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), bound)
+	t.Cleanup(cancel)
+	return ctx, bound.Round(time.Second)
 }
 
 // finalState is a handler that tracks the state it was told, after waiting

@@ -21,6 +21,8 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 echo "go vet: $(echo "$pkgs" | wc -l) modules" >&2
+# clientgo_next-tagged files (source/k8s/compat) need the next client-go:
+# scripts/clientgo-next.sh vets them (go test's vet checks) in make test.
 go vet $pkgs
 "$staticcheck" -version >&2
 "$staticcheck" $pkgs

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/ginformer/ginformer/source/k8s/internal/wire"
+	"github.com/ginformer/ginformer/source/k8s/k8stest/slim"
 )
 
 // benchPod is a Deployment's pod as the apiserver serves it: three
@@ -240,10 +241,10 @@ func BenchmarkDecodePods(b *testing.B) {
 	})
 	b.Run("ginformer-projection", func(b *testing.B) {
 		for range b.N {
-			newCodec[podSlim, *podSlim](Options{}).decodeList(formatProto, items, nil)
+			newCodec[slim.Pod, *slim.Pod](Options{}).decodeList(formatProto, items, nil)
 		}
 		perPod(b)
-		kept(b, func() any { return newCodec[podSlim, *podSlim](Options{}).decodeList(formatProto, items, nil) })
+		kept(b, func() any { return newCodec[slim.Pod, *slim.Pod](Options{}).decodeList(formatProto, items, nil) })
 	})
 }
 

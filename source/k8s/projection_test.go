@@ -5,34 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ginformer/ginformer/source/k8s/k8stest/slim"
 )
-
-// podSlim is a projection of a pod: metadata, the node, the phase and the
-// containers' names and images.
-type podSlim struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
-	Spec              struct {
-		NodeName   string `json:"nodeName,omitempty" protobuf:"bytes,10,opt,name=nodeName"`
-		Containers []struct {
-			Name  string `json:"name" protobuf:"bytes,1,opt,name=name"`
-			Image string `json:"image,omitempty" protobuf:"bytes,2,opt,name=image"`
-		} `json:"containers" protobuf:"bytes,2,rep,name=containers"`
-	} `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
-	Status struct {
-		Phase corev1.PodPhase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=PodPhase"`
-	} `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
-}
-
-func (p *podSlim) DeepCopyObject() runtime.Object {
-	c := *p
-	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
-	c.Spec.Containers = append(c.Spec.Containers[:0:0], p.Spec.Containers...)
-	return &c
-}
 
 func TestProjectionDecodesFromTheWire(t *testing.T) {
 	full := testPod(3)
@@ -40,14 +15,14 @@ func TestProjectionDecodesFromTheWire(t *testing.T) {
 	js, err := json.Marshal(full)
 	require.NoError(t, err)
 	for _, opts := range []Options{{}, {DisableStringSharing: true}, {KeepManagedFields: true}} {
-		c := newCodec[podSlim, *podSlim](opts)
+		c := newCodec[slim.Pod, *slim.Pod](opts)
 		require.True(t, c.proto)
 		for _, f := range []wireFormat{formatProto, formatJSON} {
 			in := raw
 			if f == formatJSON {
 				in = js
 			}
-			var got podSlim
+			var got slim.Pod
 			var scratch []byte
 			require.NoError(t, c.decode(f, in, &got, &scratch))
 			require.Equal(t, full.Name, got.Name, f)

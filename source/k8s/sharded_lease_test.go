@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
@@ -29,7 +28,7 @@ import (
 // and an informer whose handler samples Owns.
 type leaseSharded struct {
 	name  string
-	net   *leaseNet
+	net   *k8stest.Net
 	m     *lease.Membership
 	owner *shard.Owner
 	src   *k8s.Sharded[*corev1.ConfigMap]
@@ -48,28 +47,27 @@ type leaseSharded struct {
 
 func startLeaseSharded(t *testing.T, e *k8stest.Env, ns, name string, rec *shardtest.Ownership) *leaseSharded {
 	t.Helper()
-	r := &leaseSharded{name: name, net: &leaseNet{}}
-	cfg := rest.CopyConfig(e.Config)
-	cfg.Dial = r.net.dial // a dialer of its own: client-go shares no transport with the other replicas
-	client, err := kubernetes.NewForConfig(cfg)
+	r := &leaseSharded{name: name, net: &k8stest.Net{}}
+	// A dialer of its own: client-go shares no transport with the other replicas.
+	client, err := kubernetes.NewForConfig(r.net.Config(e.Config))
 	require.NoError(t, err)
 	r.m, err = lease.New(lease.Options{
 		Client: client.CoordinationV1().Leases(ns), Group: "cms", Name: name,
-		LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
+		LeaseDuration: k8stest.LeaseDuration, Logger: k8stest.Quiet(),
 	})
 	require.NoError(t, err)
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{
 		Membership: r.m, Hash: shard.Hash, OnChange: rec.OnChange(name),
-		RetryInterval: 100 * time.Millisecond, Logger: leaseQuiet(),
+		RetryInterval: 100 * time.Millisecond, Logger: k8stest.Quiet(),
 	})
 	require.NoError(t, err)
 	base, err := k8s.New(client.CoreV1().ConfigMaps(ns), cmItems, k8s.Options{})
 	require.NoError(t, err)
-	r.src, err = k8s.NewSharded(k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: r.owner, Logger: leaseQuiet()})
+	r.src, err = k8s.NewSharded(k8s.ShardedOptions[*corev1.ConfigMap]{Source: base, Slices: r.owner, Logger: k8stest.Quiet()})
 	require.NoError(t, err)
 	r.inf, err = informer.NewSharedInformer(informer.Options[informer.NamespacedKey, *corev1.ConfigMap]{
 		// The default backoff: a slice change relists at once (issue 21).
-		Name: name, Source: r.src, KeyFunc: k8s.Key[*corev1.ConfigMap], Logger: leaseQuiet(),
+		Name: name, Source: r.src, KeyFunc: k8s.Key[*corev1.ConfigMap], Logger: k8stest.Quiet(),
 	})
 	require.NoError(t, err)
 	// A controller's handler: it would act on an object only if Owns
@@ -377,16 +375,16 @@ func leaseShardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode) {
 	defer func() { stopSampling(); sampler.Wait() }()
 	killed.net.Cut()
 	rs = []*leaseSharded{rs[0], rs[2]}
-	owned := pollUntil(t, 4*testLeaseDuration, func() error { return leaseShardedOwners(rs) })
-	cached := owned + pollUntil(t, 4*testLeaseDuration, func() error { _, err := leaseShardedCaches(rs, uids, false); return err })
+	owned := pollUntil(t, 4*k8stest.LeaseDuration, func() error { return leaseShardedOwners(rs) })
+	cached := owned + pollUntil(t, 4*k8stest.LeaseDuration, func() error { _, err := leaseShardedCaches(rs, uids, false); return err })
 	t.Logf("cut off: its shards owned elsewhere %v after the cut, its objects cached elsewhere %v after (one relist: %v; lease duration %v)",
-		owned.Round(time.Millisecond), cached.Round(time.Millisecond), (cached - owned).Round(time.Millisecond), testLeaseDuration)
+		owned.Round(time.Millisecond), cached.Round(time.Millisecond), (cached - owned).Round(time.Millisecond), k8stest.LeaseDuration)
 	// The lease duration runs from the others' observation of the last
 	// renewal (up to a third of it before the cut); then a delete, a get,
 	// an update of the claims object and the claims. Then one relist of a
 	// slice (the whole collection with the client filter) on a loaded
 	// machine.
-	require.Less(t, owned, testLeaseDuration+2*time.Second, "shards owned elsewhere later than the lease duration + 2 s")
+	require.Less(t, owned, k8stest.LeaseDuration+2*time.Second, "shards owned elsewhere later than the lease duration + 2 s")
 	require.Less(t, cached-owned, 3*time.Second, "objects cached elsewhere later than one relist after their shards were owned")
 	for _, r := range rs {
 		lctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/client-go/dynamic"
@@ -21,30 +20,8 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/source/k8s"
+	"github.com/ginformer/ginformer/source/k8s/k8stest/slim"
 )
-
-// podView is a projection of a pod, for the snapshot codec of projections.
-type podView struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
-	Spec              struct {
-		NodeName   string `json:"nodeName,omitempty" protobuf:"bytes,10,opt,name=nodeName"`
-		Containers []struct {
-			Name  string `json:"name" protobuf:"bytes,1,opt,name=name"`
-			Image string `json:"image,omitempty" protobuf:"bytes,2,opt,name=image"`
-		} `json:"containers" protobuf:"bytes,2,rep,name=containers"`
-	} `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
-	Status struct {
-		Phase corev1.PodPhase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=PodPhase"`
-	} `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
-}
-
-func (p *podView) DeepCopyObject() runtime.Object {
-	c := *p
-	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
-	c.Spec.Containers = append(c.Spec.Containers[:0:0], p.Spec.Containers...)
-	return &c
-}
 
 // snapshotPods creates n realistic pods in a fresh namespace, written by
 // two managers (so they have managedFields), and returns the namespace.
@@ -146,9 +123,9 @@ func TestSnapshotCodec(t *testing.T) {
 		})
 	}
 	t.Run("projection", func(t *testing.T) {
-		src, err := k8s.NewProjection[podView](e.Client.CoreV1().Pods(ns), k8s.Options{})
+		src, err := k8s.NewProjection[slim.Pod](e.Client.CoreV1().Pods(ns), k8s.Options{})
 		require.NoError(t, err)
-		require.Contains(t, roundTrip[*podView](t, src, nil), "/json/1")
+		require.Contains(t, roundTrip[*slim.Pod](t, src, nil), "/json/1")
 	})
 	dyn, err := dynamic.NewForConfig(e.Config)
 	require.NoError(t, err)

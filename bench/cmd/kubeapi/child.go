@@ -38,7 +38,7 @@ import (
 const (
 	libClientGo  = "client-go"
 	libGinformer = "ginformer"
-	// libProjection is ginformer caching podSlim (-projection).
+	// libProjection is ginformer caching slim.Pod (-projection).
 	libProjection = "ginformer-projection"
 )
 

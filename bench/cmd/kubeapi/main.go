@@ -25,7 +25,7 @@
 // -clientgo-next names this command built against the newest client-go
 // (scripts/clientgo-next.sh kubeapi builds it, outside the repository): its
 // children add three client-go columns, at its defaults, with a transform
-// that strips managedFields, and with one that keeps a slim pod (podSlim's
+// that strips managedFields, and with one that keeps a slim pod (slim.Pod's
 // fields, as cilium does).
 //
 // The watch phase, the relist and traces (watchrate.go, relist.go,

@@ -150,7 +150,7 @@ func (r *report) wireFormat() string {
 	if r.cfg.ClientGoNext != "" {
 		f += "; client-go next: the same children built against " + r.versions[colNext] +
 			" (scripts/clientgo-next.sh kubeapi), at its defaults, with a transform that strips managedFields, " +
-			"and with one that keeps slim pods (podSlim's fields)"
+			"and with one that keeps slim pods (slim.Pod's fields)"
 	}
 	return f
 }

@@ -14,8 +14,8 @@ const (
 	// cache.TransformStripManagedFields does.
 	transformStrip = "strip-managed-fields"
 	// transformSlim replaces each pod with a new one holding only what
-	// podSlim (projection.go) declares, as cilium converts pods to its
-	// slim Pod type: the full pod is decoded, then dropped.
+	// slim.Pod (source/k8s/k8stest/slim) declares, as cilium converts pods
+	// to its slim Pod type: the full pod is decoded, then dropped.
 	transformSlim = "slim"
 )
 
@@ -43,7 +43,7 @@ func clientGoTransform(name string) (cache.TransformFunc, error) {
 }
 
 // slimPod returns a new pod with p's metadata (without managedFields), its
-// node, its containers' names and images, and its phase: podSlim's fields.
+// node, its containers' names and images, and its phase: slim.Pod's fields.
 func slimPod(p *corev1.Pod) *corev1.Pod {
 	s := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta}
 	s.ManagedFields = nil

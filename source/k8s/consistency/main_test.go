@@ -1,12 +1,7 @@
 package consistency_test
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/ginformer/ginformer/source/k8s/k8stest"
 )
@@ -17,23 +12,7 @@ import (
 var env *k8stest.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = k8stest.Start(k8stest.Config{})
-	if err != nil && !errors.Is(err, k8stest.ErrNoAssets) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if env != nil {
-		env.Stop()
-	}
-	if code == 0 {
-		if err := goleak.Find(leakOptions()...); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	k8stest.Main(m, k8stest.MainOptions{Started: func(e *k8stest.Env) { env = e }})
 }
 
 // needEnv skips t when no control plane runs.
@@ -43,20 +22,4 @@ func needEnv(t testing.TB) *k8stest.Env {
 		t.Skip(k8stest.ErrNoAssets)
 	}
 	return env
-}
-
-// leakOptions ignores the process-wide goroutines of client-go, klog and
-// the etcd client's gRPC, started once and never stopped.
-func leakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		goleak.IgnoreTopFunction("k8s.io/apimachinery/pkg/util/wait.BackoffUntilWithContext.func1"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Type).updateUnfinishedWorkLoop"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*delayingType).waitingLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
-		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/util/wait.poller.func1"),
-		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
-	}
 }

@@ -2,74 +2,25 @@ package lease_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/shard/shardtest"
+	"github.com/ginformer/ginformer/source/k8s/k8stest"
 	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
-// testLeaseDuration is the members' lease duration in the tests: the shortest
-// the API allows is 1 s, renewed every 333 ms, which a loaded machine
-// under -race misses now and then.
-const testLeaseDuration = 2 * time.Second
-
-func leaseQuiet() logr.Logger { return logr.FromSlogHandler(slog.DiscardHandler) }
-
-// leaseNet is a replica's network: its client dials through it, and Cut
-// closes every connection and refuses new ones, as a partition would (the
-// replica's process keeps running).
-type leaseNet struct {
-	mu    sync.Mutex
-	conns []net.Conn
-	cut   bool
-}
-
-var errLeaseCut = errors.New("test: network cut")
-
-func (n *leaseNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cut {
-		return nil, errLeaseCut
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err == nil {
-		n.conns = append(n.conns, c)
-	}
-	return c, err
-}
-
-func (n *leaseNet) Cut() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.cut = true
-	for _, c := range n.conns {
-		_ = c.Close()
-	}
-	n.conns = nil
-}
-
-// leaseClient returns a clientset with connections of its own (a custom
-// dialer keeps client-go from sharing a cached transport) through n.
-func leaseClient(t testing.TB, n *leaseNet) kubernetes.Interface {
+// leaseClient returns a clientset with connections of its own through n.
+func leaseClient(t testing.TB, n *k8stest.Net) kubernetes.Interface {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Dial = n.dial
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := kubernetes.NewForConfig(n.Config(env.Config))
 	require.NoError(t, err)
 	return c
 }
@@ -114,7 +65,7 @@ func leaseKeys() []string {
 // every few milliseconds, as handlers would.
 type leaseReplica struct {
 	name   string
-	net    *leaseNet
+	net    *k8stest.Net
 	m      *lease.Membership
 	owner  *shard.Owner
 	cancel context.CancelFunc
@@ -124,15 +75,15 @@ type leaseReplica struct {
 
 func startLeaseReplica(t *testing.T, ns, group, name string, rec *shardtest.Ownership) *leaseReplica {
 	t.Helper()
-	r := &leaseReplica{name: name, net: &leaseNet{}}
+	r := &leaseReplica{name: name, net: &k8stest.Net{}}
 	var err error
 	r.m, err = lease.New(lease.Options{
 		Client: leaseClient(t, r.net).CoordinationV1().Leases(ns), Group: group, Name: name,
-		LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
+		LeaseDuration: k8stest.LeaseDuration, Logger: k8stest.Quiet(),
 	})
 	require.NoError(t, err)
 	r.owner, err = shard.NewOwner(shard.OwnerOptions{
-		Membership: r.m, OnChange: rec.OnChange(name), RetryInterval: 100 * time.Millisecond, Logger: leaseQuiet(),
+		Membership: r.m, OnChange: rec.OnChange(name), RetryInterval: 100 * time.Millisecond, Logger: k8stest.Quiet(),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,6 +19,7 @@ import (
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/shard"
 	"github.com/ginformer/ginformer/shard/shardtest"
+	"github.com/ginformer/ginformer/source/k8s/k8stest"
 	"github.com/ginformer/ginformer/source/k8s/lease"
 )
 
@@ -62,15 +63,15 @@ func TestLeaseMembershipShards(t *testing.T) {
 		moved, shard.DefaultShards, shard.DefaultShards/4, took.Round(time.Millisecond))
 
 	// A replica cut off keeps its Lease and record: the others judge the
-	// Lease expired testLeaseDuration after they observed its last
+	// Lease expired k8stest.LeaseDuration after they observed its last
 	// renewal, delete it, remove the record and take its shards.
 	r1.net.Cut()
-	took = leaseWaitFor(t, rec, 4*testLeaseDuration, func() error { return leaseSettled(r0, r2, r3) })
-	t.Logf("cut off: its shards owned elsewhere %v after the cut (lease duration %v)", took.Round(time.Millisecond), testLeaseDuration)
+	took = leaseWaitFor(t, rec, 4*k8stest.LeaseDuration, func() error { return leaseSettled(r0, r2, r3) })
+	t.Logf("cut off: its shards owned elsewhere %v after the cut (lease duration %v)", took.Round(time.Millisecond), k8stest.LeaseDuration)
 	// The lease duration runs from the others' observation of the last
 	// renewal, which may follow the cut by a watch delay; then a delete, a
 	// get, an update of the claims object and the claims.
-	require.Less(t, took, testLeaseDuration+2*time.Second, "shards moved later than the lease duration + 2 s")
+	require.Less(t, took, k8stest.LeaseDuration+2*time.Second, "shards moved later than the lease duration + 2 s")
 	for _, k := range leaseKeys() {
 		require.False(t, r1.owner.Owns(k), "the cut-off replica still owns %s after its lease's validity", k)
 	}
@@ -79,9 +80,9 @@ func TestLeaseMembershipShards(t *testing.T) {
 	// A graceful leave deletes the Lease and the record at once.
 	start := time.Now()
 	r0.stop()
-	took = leaseWaitFor(t, rec, 4*testLeaseDuration, func() error { return leaseSettled(r2, r3) })
+	took = leaseWaitFor(t, rec, 4*k8stest.LeaseDuration, func() error { return leaseSettled(r2, r3) })
 	t.Logf("graceful leave: its shards owned elsewhere %v after the leave began", time.Since(start).Round(time.Millisecond))
-	require.Less(t, took, testLeaseDuration, "a graceful leave waited for expiry")
+	require.Less(t, took, k8stest.LeaseDuration, "a graceful leave waited for expiry")
 
 	// The view of a survivor: exactly the live members.
 	v, _, ok := r2.m.Current()
@@ -135,7 +136,7 @@ func TestLeaseMembershipClaims(t *testing.T) {
 	leases := e.Client.CoordinationV1().Leases(ns)
 	newM := func(name string) *lease.Membership {
 		m, err := lease.New(lease.Options{
-			Client: leases, Group: "cas", Name: name, LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
+			Client: leases, Group: "cas", Name: name, LeaseDuration: k8stest.LeaseDuration, Logger: k8stest.Quiet(),
 		})
 		require.NoError(t, err)
 		runMembership(t, m)
@@ -221,7 +222,7 @@ func TestLeaseMembershipNameTaken(t *testing.T) {
 	e := needEnv(t)
 	ns := e.Namespace(t)
 	leases := e.Client.CoordinationV1().Leases(ns)
-	opts := lease.Options{Client: leases, Group: "dup", Name: "x", LeaseDuration: testLeaseDuration, Logger: leaseQuiet()}
+	opts := lease.Options{Client: leases, Group: "dup", Name: "x", LeaseDuration: k8stest.LeaseDuration, Logger: k8stest.Quiet()}
 	first, err := lease.New(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -251,7 +252,7 @@ func TestLeaseMembershipLeaseLost(t *testing.T) {
 	ns := e.Namespace(t)
 	leases := e.Client.CoordinationV1().Leases(ns)
 	m, err := lease.New(lease.Options{
-		Client: leases, Group: "lost", Name: "x", LeaseDuration: testLeaseDuration, Logger: leaseQuiet(),
+		Client: leases, Group: "lost", Name: "x", LeaseDuration: k8stest.LeaseDuration, Logger: k8stest.Quiet(),
 	})
 	require.NoError(t, err)
 	runMembership(t, m)

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ginformer/ginformer/source/k8s/k8stest/slim"
 )
 
 // fuzzTypes are the types FuzzPBDecode decodes into, chosen by the input's
@@ -144,28 +146,11 @@ func fuzzGenerated[E any, T interface {
 	}
 }
 
-// podSlim is a projection of a pod: metadata, the node, the phase and the
-// containers' names and images.
-type podSlim struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
-	Spec              struct {
-		NodeName   string `json:"nodeName,omitempty" protobuf:"bytes,10,opt,name=nodeName"`
-		Containers []struct {
-			Name  string `json:"name" protobuf:"bytes,1,opt,name=name"`
-			Image string `json:"image,omitempty" protobuf:"bytes,2,opt,name=image"`
-		} `json:"containers" protobuf:"bytes,2,rep,name=containers"`
-	} `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
-	Status struct {
-		Phase corev1.PodPhase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=PodPhase"`
-	} `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
-}
-
 // fuzzProjection decodes raw into a projection (a plan without any
 // generated code): it has no encoder, so only errors are checked.
 func fuzzProjection(_ *testing.T, raw []byte) {
-	p := NewPlan[podSlim](PlanOptions{ShareStrings: true, ShareSubtrees: true})
-	var got podSlim
+	p := NewPlan[slim.Pod](PlanOptions{ShareStrings: true, ShareSubtrees: true})
+	var got slim.Pod
 	_ = p.Decode(raw, &got)
 }
 

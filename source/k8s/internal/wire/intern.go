@@ -8,12 +8,12 @@ import (
 	"github.com/ginformer/ginformer/internal/slicehdr"
 )
 
-// ShareStrings replaces the strings of *o, o a pointer to a struct, with
-// canonical copies from the process's table of shared strings, so that the
-// label keys and values, namespaces, node names, owner kinds, image names,
-// environment variables and the like that thousands of cached objects
-// repeat are held once. Anything else o may be is left as it is. o must not
-// be in use by another goroutine.
+// ShareStrings replaces the strings of *o with canonical copies from the
+// process's table of shared strings, so that the label keys and values,
+// namespaces, node names, owner kinds, image names, environment variables
+// and the like that thousands of cached objects repeat are held once. It
+// does nothing when o is nil or T is not a struct. *o must not be in use by
+// another goroutine.
 //
 // Strings that are unique to an object by construction (its name, UID and
 // resourceVersion, container IDs, pod IPs) and strings longer than 256
@@ -23,7 +23,11 @@ import (
 // The walk over an object's fields is planned once per Go type, from
 // reflection, and then runs over memory offsets without reflection except
 // for maps whose values are not strings.
-func ShareStrings(o any) { interners.object(o) }
+func ShareStrings[T any](o *T) {
+	if t := reflect.TypeFor[T](); o != nil && t.Kind() == reflect.Struct {
+		interners.plan(t).run(unsafe.Pointer(o))
+	}
+}
 
 // Intern returns the canonical copy of s in the process's table of shared
 // strings (making s canonical if there is none): s itself when it is "" or
@@ -39,16 +43,6 @@ var interners interner
 
 // maxInterned is the longest string shared.
 const maxInterned = 256
-
-// object shares the strings of o, a pointer to a struct.
-func (in *interner) object(o any) {
-	v := reflect.ValueOf(o)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return
-	}
-	p := in.plan(v.Type().Elem())
-	p.run(v.UnsafePointer())
-}
 
 // plan returns the walk of type t (a struct), building it on first use.
 func (in *interner) plan(t reflect.Type) *plan {

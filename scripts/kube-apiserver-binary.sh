@@ -2,7 +2,8 @@
 # Prints a directory usable as KUBEBUILDER_ASSETS for
 # sigs.k8s.io/controller-runtime/pkg/envtest: it holds `kube-apiserver`, built
 # from the Go module proxy at the version pinned in tools/kube-apiserver/go.mod
-# (about 6 minutes cold on 2 cores, once), and `etcd`, a symlink to the binary
+# (once: 12 to 17 CPU-minutes, ~6-9 min on 2 idle cores, far longer on loaded
+# ones; see docs/k8s.md), and `etcd`, a symlink to the binary
 # of scripts/etcd-binary.sh. Everything lives in a cache directory outside the
 # repository and is only built when missing.
 #
@@ -19,7 +20,7 @@ mkdir -p "$dir"
 exec 9>"$dir.lock"
 flock 9
 if [ ! -x "$bin" ]; then
-	echo "building kube-apiserver $version into $dir (once, ~6 min)..." >&2
+	echo "building kube-apiserver $version into $dir (once, 12-17 CPU-minutes; see docs/k8s.md)..." >&2
 	# v1.37.1 -> major 1, minor 37.
 	major=$(echo "$version" | sed 's/^v\([0-9]*\)\..*/\1/')
 	minor=$(echo "$version" | sed 's/^v[0-9]*\.\([0-9]*\)\..*/\1/')

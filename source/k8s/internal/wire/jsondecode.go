@@ -236,9 +236,15 @@ func (d *jsonDec) object(t *jsType, at unsafe.Pointer) error {
 			return nil
 		}
 		f := t.fields[string(key)]
-		if f == nil || f.skip {
+		done := false // the value is consumed
+		switch {
+		case f == nil || f.skip:
 			_, err = d.skip()
-		} else {
+			done = true
+		case f.table != nil:
+			done, err = d.shared(f, unsafe.Add(at, f.off))
+		}
+		if err == nil && !done {
 			err = d.value(f.t, unsafe.Add(at, f.off), f.share)
 		}
 		if err != nil {

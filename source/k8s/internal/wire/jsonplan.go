@@ -23,6 +23,9 @@ import (
 //     (strings.go), so a string already known costs no allocation at all,
 //     and no walk over the decoded object is needed to share them;
 //   - metadata.managedFields is skipped unread unless kept;
+//   - a spec subtree that objects repeat byte for byte (a probe, a
+//     container's env or resources) is decoded once and shared, as the
+//     protobuf plan shares it (jsonshare.go);
 //   - field lookup, pointers, slices and maps of strings run on offsets.
 //
 // A type implementing json.Unmarshaler (metav1.Time, resource.Quantity,
@@ -38,8 +41,8 @@ import (
 // concurrent use.
 type JSONPlan[E any] struct{ t *jsType }
 
-// NewJSONPlan returns the JSON plan of E with the options of o
-// (ShareSubtrees is not used: JSON shares strings only), or nil when E is
+// NewJSONPlan returns the JSON plan of E with the options of o (spec
+// subtrees are shared by their JSON bytes: jsonshare.go), or nil when E is
 // not a struct the plan describes, which sigs.k8s.io/json then decodes
 // whole.
 func NewJSONPlan[E any](o PlanOptions) *JSONPlan[E] {
@@ -55,8 +58,10 @@ func NewJSONPlan[E any](o PlanOptions) *JSONPlan[E] {
 // it.
 //
 // Possible errors: [ErrMalformed] (wrapped) for bytes that are not JSON;
-// an error of a value of the wrong type for its field (a string for an
-// int); a field's own UnmarshalJSON error. After an error *into holds
+// [ErrSharedMerge] for a shared subtree whose key occurs twice (which
+// encoding/json merges: decode such an object with sigs.k8s.io/json); an
+// error of a value of the wrong type for its field (a string for an int);
+// a field's own UnmarshalJSON error. After an error *into holds
 // whatever was decoded before it.
 func (p *JSONPlan[E]) Decode(raw []byte, into *E) error {
 	return jsonDecode(raw, unsafe.Pointer(into), p.t)
@@ -101,6 +106,9 @@ type jsField struct {
 	t     *jsType
 	share bool // its strings (and those below it) go through sharedStrings
 	skip  bool // read and dropped (managedFields)
+	// table shares the field's values by their bytes (nil: not shared;
+	// jsonshare.go).
+	table *shareTable
 }
 
 var (
@@ -113,7 +121,6 @@ var jsonPlans sync.Map // planKey → *jsType
 
 // jsonPlanFor returns the plan of type t, building it on first use.
 func jsonPlanFor(t reflect.Type, o PlanOptions) *jsType {
-	o.ShareSubtrees = false
 	k := planKey{t, o}
 	if p, ok := jsonPlans.Load(k); ok {
 		return p.(*jsType)
@@ -221,6 +228,9 @@ func (b *jsBuilder) structPlan(jt *jsType, path planPath) {
 		jf := &jsField{off: f.off, t: b.typ(f.typ, sub)}
 		jf.skip = !b.o.KeepManagedFields && path == pathMeta && f.name == "managedFields"
 		jf.share = b.o.ShareStrings && !uniqueFields[[2]string{f.owner.Name(), f.goName}] && !uniqueFields[[2]string{"", f.goName}]
+		if sub == pathSpec && b.o.ShareSubtrees && sharesSubtree(jf.t) {
+			jf.table = newShareTable()
+		}
 		jt.fields[f.name] = jf
 	}
 }

@@ -173,8 +173,8 @@ func checkJSONPlan[E any](t *testing.T, n int, stdlib bool) {
 	f := jsonFiller(int64(n))
 	typ := reflect.TypeFor[E]()
 	for _, keep := range []bool{true, false} {
-		for _, share := range []bool{false, true} {
-			o := PlanOptions{KeepManagedFields: keep, ShareStrings: share}
+		for share := range 4 { // strings, subtrees: neither, one, the other, both
+			o := PlanOptions{KeepManagedFields: keep, ShareStrings: share&1 != 0, ShareSubtrees: share&2 != 0}
 			p := NewJSONPlan[E](o)
 			require.NotNil(t, p, "%v has no JSON plan", typ)
 			for i := range n {
@@ -192,11 +192,14 @@ func checkJSONPlan[E any](t *testing.T, n int, stdlib bool) {
 				if m, ok := any(&want).(metav1.Object); ok && !keep {
 					m.SetManagedFields(nil)
 				}
-				var got E
-				require.NoError(t, p.Decode(raw, &got), "%v #%d: %s", typ, i, raw)
-				if !reflect.DeepEqual(want, got) && !equality.Semantic.DeepEqual(want, got) {
-					t.Fatalf("%v #%d %+v: (-want +got)\n%s", typ, i, o,
-						cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })))
+				// Twice, so that the second decode finds the shared values.
+				for range 2 {
+					var got E
+					require.NoError(t, p.Decode(raw, &got), "%v #%d: %s", typ, i, raw)
+					if !reflect.DeepEqual(want, got) && !equality.Semantic.DeepEqual(want, got) {
+						t.Fatalf("%v #%d %+v: (-want +got)\n%s", typ, i, o,
+							cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })))
+					}
 				}
 			}
 		}
@@ -251,4 +254,29 @@ func TestJSONPlanSharesStrings(t *testing.T) {
 	require.True(t, same(a.Spec.NodeName, b.Spec.NodeName))
 	require.True(t, same(a.Labels["app"], b.Labels["app"]))
 	require.False(t, same(a.Name, b.Name), "names are unique to an object and not shared")
+}
+
+// TestJSONPlanSharesSubtrees: a spec subtree two objects repeat is one
+// value; a shared field whose key occurs twice is refused, not merged into.
+func TestJSONPlanSharesSubtrees(t *testing.T) {
+	p := NewJSONPlan[corev1.Pod](PlanOptions{ShareSubtrees: true})
+	raw := []byte(`{"spec":{"containers":[{"name":"a","livenessProbe":{"periodSeconds":3},"env":[{"name":"x","value":"1"}]}]}}`)
+	var pods [3]corev1.Pod
+	for i := range pods {
+		require.NoError(t, p.Decode(raw, &pods[i]))
+	}
+	// Seen once, seen twice (admitted), then found.
+	require.Same(t, &pods[1].Spec.Containers[0], &pods[2].Spec.Containers[0])
+	require.Equal(t, pods[0], pods[2])
+	require.Equal(t, len(pods[2].Spec.Containers), cap(pods[2].Spec.Containers), "a shared slice is clipped")
+	for _, dup := range []string{
+		`{"spec":{"containers":[{"name":"a"}],"containers":[{"name":"b"}]}}`,
+		`{"spec":{"containers":[{"name":"a"}]},"spec":{"containers":[{"name":"b"}]}}`,
+	} {
+		var pod corev1.Pod
+		require.ErrorIs(t, p.Decode([]byte(dup), &pod), ErrSharedMerge, dup)
+	}
+	var pod corev1.Pod
+	require.NoError(t, p.Decode([]byte(`{"spec":{"containers":null,"containers":[{"name":"b"}]}}`), &pod))
+	require.Equal(t, "b", pod.Spec.Containers[0].Name)
 }

@@ -96,7 +96,7 @@ func benchWorkloadJSON(tb testing.TB, i int) []byte {
 				"platform.example.com/change-cause": "rollout of v2.14.3 after the incident review"},
 			Finalizers: []string{"platform.example.com/cleanup"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "platform-operator", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "platform.example.com/v1",
-				Time: &t, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:components":{},"f:replicas":{},"f:volumes":{}}}`)}}},
+				Time: &t, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:components":{},"f:replicas":{},"f:volumes":{}}}`)}},
 		},
 		Spec: benchWorkloadSpec{
 			Replicas:   &replicas,
@@ -126,12 +126,12 @@ func benchPodJSON(tb testing.TB, i int) []byte {
 	t := p.CreationTimestamp
 	p.ManagedFields = append(p.ManagedFields,
 		metav1.ManagedFieldsEntry{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"rs\"}":{}}},` +
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"rs\"}":{}}},` +
 				`"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:env":{},"f:image":{},"f:livenessProbe":{},"f:name":{},"f:ports":{},"f:readinessProbe":{},"f:resources":{},"f:volumeMounts":{}}},` +
-				`"f:dnsPolicy":{},"f:restartPolicy":{},"f:schedulerName":{},"f:terminationGracePeriodSeconds":{},"f:tolerations":{},"f:volumes":{}}}`)}},
+				`"f:dnsPolicy":{},"f:restartPolicy":{},"f:schedulerName":{},"f:terminationGracePeriodSeconds":{},"f:tolerations":{},"f:volumes":{}}}`)},
 		metav1.ManagedFieldsEntry{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t, FieldsType: "FieldsV1", Subresource: "status",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},` +
-				`"f:containerStatuses":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"10.0.0.7\"}":{".":{},"f:ip":{}}},"f:startTime":{}}}`)}})
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},` +
+				`"f:containerStatuses":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"10.0.0.7\"}":{".":{},"f:ip":{}}},"f:startTime":{}}}`)})
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: t},
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: t}}
 	return mustJSON(tb, p)

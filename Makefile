@@ -140,6 +140,7 @@ fuzz:
 fuzz-decoders:
 	$(GO) test -run '^$$' -fuzz '^FuzzValueCodec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/valuecodec/
 	$(GO) test -run '^$$' -fuzz '^FuzzPBDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./source/k8s/internal/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzJSONDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./source/k8s/internal/wire/
 
 # What `make test` runs after the race tests: the decoders' fuzz targets,
 # 10 s each (their seed corpora already ran as tests).

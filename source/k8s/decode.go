@@ -55,6 +55,10 @@ type codec[E any, T ObjectPtr[E]] struct {
 	// (wire.Plan): managedFields skipped, strings and spec subtrees shared
 	// as they are read.
 	plan *wire.Plan[E]
+	// jsonPlan, if not nil, decodes JSON (custom resources, or a client
+	// that asks for JSON) without sigs.k8s.io/json (wire.JSONPlan), to the
+	// same result: managedFields skipped, strings shared as they are read.
+	jsonPlan *wire.JSONPlan[E]
 }
 
 func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
@@ -72,6 +76,7 @@ func newCodec[E any, T ObjectPtr[E]](opts Options) *codec[E, T] {
 		c.plan = wire.NewPlan[E](po)
 		c.proto = c.plan != nil
 	}
+	c.jsonPlan = wire.NewJSONPlan[E](po)
 	return c
 }
 
@@ -108,6 +113,23 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 			return err
 		}
 	default:
+		if c.jsonPlan != nil {
+			err := c.jsonPlan.Decode(raw, into)
+			if err == nil {
+				// As client-go's typed decoders: a typed object's kind is
+				// its Go type, not a field.
+				into.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+				if !c.keepManaged {
+					into.SetManagedFields(nil) // a type whose metadata the plan does not find
+				}
+				return nil
+			}
+			// Decode the object again with sigs.k8s.io/json, whose error
+			// is the one reported (the plan stops at the first problem,
+			// and its errors say less).
+			var zero E
+			*into = zero
+		}
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, into); err != nil {
 			return err
 		}
@@ -118,8 +140,8 @@ func (c *codec[E, T]) decode(f wireFormat, raw []byte, into T, scratch *[]byte) 
 			into.SetManagedFields(nil)
 		}
 	}
-	// The plan shares strings as it decodes; the generated Unmarshal and
-	// JSON do not, so their strings are shared afterwards.
+	// The plans share strings as they decode; the generated Unmarshal and
+	// sigs.k8s.io/json do not, so their strings are shared afterwards.
 	if c.shareStrings {
 		wire.ShareStrings(into)
 	}
@@ -184,17 +206,18 @@ func decodeFailure(f wireFormat, raw []byte, err error) *DecodeError {
 // decodeList decodes items on up to GOMAXPROCS goroutines and returns the
 // objects in the items' order. A protobuf item whose name and
 // resourceVersion the source already delivered (c.known) is not decoded:
-// the delivered object is returned again. The others are decoded into one
+// the delivered object is returned again. So is a JSON item, when the JSON
+// plan decodes the type (its identity is read by a scan, wire.JSONIdentity). The others are decoded into one
 // backing array and recorded as known. Items that fail to decode are left
 // out and passed to bad as a [*DecodeError] (from the calling goroutine,
 // after decoding).
 func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, err error)) []T {
 	out := make([]T, len(items))
 	var misses []int
-	if f == formatProto && c.known != nil {
+	if c.skipsKnown(f) {
 		hit := make([]bool, len(items))
 		parallel(len(items), func(i int, scratch *[]byte) {
-			if key, version, ok := wire.Identity(items[i], *scratch); ok {
+			if key, version, ok := c.identity(f, items[i], *scratch); ok {
 				*scratch = key
 				o, ok := c.known.Lookup(key, version)
 				out[i], hit[i] = T(o), ok
@@ -232,6 +255,22 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 		out = slices.DeleteFunc(out, func(o T) bool { return o == nil })
 	}
 	return out
+}
+
+// skipsKnown reports whether objects of format f that the source already
+// delivered are recognised without decoding them (see decodeList): for
+// protobuf, and for JSON decoded by the JSON plan.
+func (c *codec[E, T]) skipsKnown(f wireFormat) bool {
+	return c.known != nil && (f == formatProto || c.jsonPlan != nil)
+}
+
+// identity reads the "namespace/name" (into buf) and resourceVersion of
+// raw, an object of format f, without decoding it.
+func (c *codec[E, T]) identity(f wireFormat, raw, buf []byte) (key, version []byte, ok bool) {
+	if f == formatProto {
+		return wire.Identity(raw, buf)
+	}
+	return wire.JSONIdentity(raw, buf)
 }
 
 // parallel calls fn for 0..n-1 on up to GOMAXPROCS goroutines (the caller's

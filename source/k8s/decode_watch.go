@@ -293,14 +293,14 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 		return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch sent an event of unknown type %q", typ)))
 	}
 	known := w.codec.known
-	if w.streaming && et == watch.Added && j.format == formatProto && known != nil {
+	if w.streaming && et == watch.Added && w.codec.skipsKnown(j.format) {
 		// An initial event of a streaming list (a relist) for an object
 		// already delivered at this version: the same object again, which
 		// the informer compares with its cache before any transform, as
 		// it does a list's items. Only there: the object handed on may be
 		// the cache's own (restored from a snapshot, or transformed in
 		// place), and a plain watch's event goes through the transform.
-		if key, version, ok := wire.Identity(raw, *scratch); ok {
+		if key, version, ok := w.codec.identity(j.format, raw, *scratch); ok {
 			*scratch = key
 			if obj, ok := known.Lookup(key, version); ok {
 				return watch.Event{Type: et, Object: T(obj)}

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -17,21 +18,34 @@ import (
 // hands on the objects already delivered, without decoding them; a changed
 // object is decoded; a list that no longer has an object forgets it.
 func TestRelistDecodesOnlyWhatChanged(t *testing.T) {
+	t.Run("protobuf", func(t *testing.T) { testRelistDecodesOnlyWhatChanged(t, formatProto) })
+	t.Run("json", func(t *testing.T) { testRelistDecodesOnlyWhatChanged(t, formatJSON) })
+}
+
+func testRelistDecodesOnlyWhatChanged(t *testing.T, f wireFormat) {
+	enc := func(p *corev1.Pod) []byte {
+		if f == formatProto {
+			return marshal(t, p)
+		}
+		b, err := json.Marshal(p)
+		require.NoError(t, err)
+		return b
+	}
 	var items [][]byte
 	for i := range 100 {
-		items = append(items, marshal(t, testPod(i)))
+		items = append(items, enc(testPod(i)))
 	}
 	c := newCodec[corev1.Pod, *corev1.Pod](Options{})
 	list := func(items [][]byte) []*corev1.Pod {
 		c.known.Begin()
 		defer c.known.Sweep()
-		return c.decodeList(formatProto, items, func(int, error) { t.Fatal("bad item") })
+		return c.decodeList(f, items, func(int, error) { t.Fatal("bad item") })
 	}
 	first := list(items)
 	changed := testPod(7)
 	changed.ResourceVersion = "9999"
 	changed.Labels["app"] = "new"
-	items[7] = marshal(t, changed)
+	items[7] = enc(changed)
 	second := list(items)
 	require.Len(t, second, 100)
 	for i := range second {

@@ -39,7 +39,7 @@ type Options struct {
 	// record of which manager set which field) on cached objects. They are
 	// often half of an object's bytes and few controllers read them, so by
 	// default they are dropped: skipped unread where the source decodes
-	// protobuf itself, dropped after decoding elsewhere (JSON, and clients
+	// itself (protobuf and JSON), dropped after decoding elsewhere (clients
 	// the source does not decode for). This is the one default that
 	// differs from client-go, whose caches keep them. Zero: dropped.
 	KeepManagedFields bool
@@ -54,9 +54,9 @@ type Options struct {
 	// where the source decodes itself (see [New]). Zero: shared.
 	DisableStringSharing bool
 	// DisableSubtreeSharing decodes every spec subtree (and the labels,
-	// annotations and owner references) of every object on
-	// its own. By default, where the source decodes protobuf itself, a
-	// field of an object's spec that is a pointer to a message (a probe, a
+	// annotations and owner references) of every object on its own. By
+	// default, where the source decodes itself (protobuf or JSON), a field
+	// of an object's spec that is a pointer to a message (a probe, a
 	// security context), a repeated message (a container's env, ports or
 	// volume mounts, the tolerations) or a map of messages (a container's
 	// resource requests and limits) that another object repeats byte for

@@ -1,8 +1,8 @@
 // Package wire reads the Kubernetes API's responses for the k8s source:
 // it splits protobuf envelopes, lists and watch frames and JSON lists into
 // the raw bytes of each object without decoding them, and decodes an
-// object's protobuf bytes by a plan of its Go type, sharing what objects
-// repeat. It holds every use of package unsafe in the source.
+// object's protobuf or JSON bytes by a plan of its Go type, sharing what
+// objects repeat. It holds every use of package unsafe in the source.
 //
 // The surface is small:
 //
@@ -10,17 +10,21 @@
 //     [Meta], [Identity], [WithoutManagedFields], [FrameReader]; each
 //     returns [ErrMalformed] (wrapped) for bytes that do not parse, and
 //     never reads or writes outside its input;
-//   - decoding: [Plan] (and [PlanProblem] for a type without one);
+//   - decoding: [Plan] (and [PlanProblem] for a type without one) for
+//     protobuf; [JSONPlan] for JSON, with the semantics of
+//     sigs.k8s.io/json's UnmarshalCaseSensitivePreserveInts, which decodes
+//     what the plan does not describe (see jsonplan.go);
 //   - sharing: [ShareStrings] and [Intern] for objects decoded elsewhere;
 //     the tables' budget, held by a [Lease] per user ([Acquire]), and their
 //     figures ([ReadStats]);
-//   - relists: [Known], what a source delivered, by key and version.
+//   - relists: [Known], what a source delivered, by key and version
+//     ([Identity], [JSONIdentity] read them from an object's bytes).
 //
 // # Contract
 //
 // Bytes from the network are not trusted: malformed, truncated or hostile
 // input gives an error, never a panic or a write outside the value being
-// decoded (FuzzPBDecode checks it). Nothing decoded aliases its input:
+// decoded (FuzzPBDecode and FuzzJSONDecode check it). Nothing decoded aliases its input:
 // strings and bytes are copied out, so a caller may reuse its buffers.
 //
 // # Sharing, and the mutation hazard

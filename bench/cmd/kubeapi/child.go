@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -202,7 +203,7 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := newCounter(pods, updates)
-	start, wait, keep, err := newInformer(ctx, lib, transform, cs, c)
+	start, wait, keep, err := newInformer(ctx, lib, transform, cfg, cs, c)
 	if err != nil {
 		return err
 	}
@@ -317,8 +318,12 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 // newInformer builds lib's pod informer with the node and namespace
 // indexes and c as its handler. start starts it; wait, called once the
 // handler has seen every add, returns once the informer and the handler's
-// registration report synced; keep is the informer.
-func newInformer(ctx context.Context, lib, transform string, cs *kubernetes.Clientset, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+// registration report synced; keep is the informer. The -crd mode's
+// libraries (crd-*) go to newCRDInformer, with cfg.
+func newInformer(ctx context.Context, lib, transform string, cfg *rest.Config, cs *kubernetes.Clientset, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+	if isCRDLib(lib) {
+		return newCRDInformer(ctx, lib, transform, cfg, c)
+	}
 	if transform != "" && lib != libClientGo {
 		return nil, nil, nil, fmt.Errorf("-transform is for client-go, not %s", lib)
 	}

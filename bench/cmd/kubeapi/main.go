@@ -60,7 +60,10 @@ type config struct {
 	JSON                   bool
 	NoCompression          bool
 	Projection             bool
-	ProfileDir             string
+	// CRD measures the informers of a custom resource (crd.go) instead
+	// of pods; Pods is then the number of custom objects.
+	CRD        bool
+	ProfileDir string
 	// ClientGoNext is this command built against another client-go
 	// (-clientgo-next); "" runs none.
 	ClientGoNext string
@@ -83,6 +86,7 @@ func main() {
 	flag.BoolVar(&cfg.Projection, "projection", false, "ginformer caches a projection of pods (k8s.NewProjection: metadata, node, phase, containers' names and images) instead of full pods")
 	flag.BoolVar(&cfg.NoCompression, "no-compression", false, "both libraries ask for uncompressed responses (rest.Config.DisableCompression); default: what client-go negotiates (gzip)")
 	flag.BoolVar(&cfg.JSON, "json", false, "JSON on the wire for both libraries (default: protobuf, client-go's default for built-in types)")
+	flag.BoolVar(&cfg.CRD, "crd", false, "measure informers of a realistic custom resource (about 10 KB of JSON each, -pods of them) instead of pods: client-go typed (defaults, stripping managedFields, slim transform) and dynamic, ginformer full and projected")
 	flag.StringVar(&cfg.ProfileDir, "cpuprofile-dir", "", "write a CPU profile of each child's sync phase to this directory")
 	flag.StringVar(&cfg.ClientGoNext, "clientgo-next", "", "this command built against the newest client-go (scripts/clientgo-next.sh kubeapi): adds its client-go at its defaults, stripping managedFields, and keeping slim pods")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "timeout of each child's sync and of its watch phase")
@@ -91,7 +95,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err := run(ctx, cfg, os.Stdout)
+	runMode := run
+	if cfg.CRD {
+		runMode = runCRD
+	}
+	_, err := runMode(ctx, cfg, os.Stdout)
 	childproc.KillAll()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubeapi:", err)

@@ -49,7 +49,6 @@ func newWorkload(i int) *workload {
 				"app.kubernetes.io/component":  comp,
 				"app.kubernetes.io/version":    version,
 				"app.kubernetes.io/managed-by": "workload-operator",
-				"app.kubernetes.io/part-of":    team + "-platform",
 				"team":                         team,
 				"instance":                     strconv.Itoa(i),
 			},
@@ -107,7 +106,7 @@ func workloadTemplateOf(app int, appName, version, registry, team string) worklo
 	return workloadTemplate{
 		Metadata: templateMeta{
 			Labels:      map[string]string{"app.kubernetes.io/name": appName, "team": team, "sidecar.istio.io/inject": "false"},
-			Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9102"},
+			Annotations: map[string]string{"prometheus.io/scrape": "true"},
 		},
 		ServiceAccountName: appName,
 		NodeSelector:       map[string]string{"kubernetes.io/os": "linux", "node.kubernetes.io/pool": []string{"general", "compute", "memory"}[app%3]},
@@ -163,7 +162,6 @@ func setWorkloadStatus(w *workload, at time.Time) {
 		Conditions: []metav1.Condition{
 			cond("Ready", "AllReplicasReady", fmt.Sprintf("%d of %d replicas are ready", w.Spec.Replicas, w.Spec.Replicas)),
 			cond("Synced", "ReconcileSuccess", "the workload's resources match its spec"),
-			cond("Progressing", "RolloutComplete", "the last rollout completed"),
 		},
 		Endpoints: []endpoint{
 			{Name: "http", URL: fmt.Sprintf("http://%s.%s.svc:8080", w.Name, w.Namespace)},

@@ -149,22 +149,31 @@ func runCRD(ctx context.Context, cfg config, out io.Writer) (rep *report, err er
 		rep.server = v.GitVersion
 	}
 	ps := crdParticipants(cfg)
+	rep.env = benv
+	round := func(r int) {
+		// A long run that must be cut short still leaves the medians of
+		// the runs done so far (stderr).
+		if r < cfg.Runs {
+			rep.took, rep.env.LoadEnd = time.Since(t0), bench.LoadAvg()
+			logf("after run %d of %d:", r, cfg.Runs)
+			rep.writeCRD(os.Stderr)
+		}
+	}
 	if err := measureAll(ctx, cfg, ps, kubeconfig, rep, func(seed uint64) ([]update, error) {
 		return writeCRDUpdates(ctx, rc, cfg.Pods, cfg.Updates, cfg.UpdateWriters, seed)
-	}); err != nil {
+	}, round); err != nil {
 		return nil, err
 	}
-	rep.took = time.Since(t0)
-	benv.LoadEnd = bench.LoadAvg()
-	rep.env = benv
+	rep.took, rep.env.LoadEnd = time.Since(t0), bench.LoadAvg()
 	rep.writeCRD(out)
 	return rep, nil
 }
 
 // measureAll runs cfg.Warmup unmeasured children, then cfg.Runs children
 // of each participant (each run starting with the next one), write doing
-// each watch phase's writes, and records the results in rep.
-func measureAll(ctx context.Context, cfg config, ps []participant, kubeconfig string, rep *report, write func(seed uint64) ([]update, error)) error {
+// each watch phase's writes, and records the results in rep; round, if
+// set, is called after each run (1, 2, ...) of every participant.
+func measureAll(ctx context.Context, cfg config, ps []participant, kubeconfig string, rep *report, write func(seed uint64) ([]update, error), round func(r int)) error {
 	base := func(updates int) []string {
 		return []string{"-kubeconfig=" + kubeconfig, "-pods=" + strconv.Itoa(cfg.Pods),
 			"-updates=" + strconv.Itoa(updates), "-timeout=" + cfg.Timeout.String()}
@@ -205,6 +214,9 @@ func measureAll(ctx context.Context, cfg config, ps []participant, kubeconfig st
 			rep.versions[p.name] = res.ClientGo
 			logf("run %d %-32s sync %6.0f ms wall, %6.0f ms CPU, %5.0f B/object kept; watch %.1f µs CPU/event, p50 %.1f ms, %d/%d seen",
 				r+1, p.name, m.syncWallMS, m.syncCPUMS, m.keptPerPod, m.watchCPUPerEventUS, m.p50MS, m.seen, cfg.Updates)
+		}
+		if round != nil {
+			round(r + 1)
 		}
 	}
 	return nil

@@ -21,6 +21,14 @@
 //	go run ./bench/cmd/kubeapi -projection          # ginformer caches a projection
 //	go run ./bench/cmd/kubeapi -cpuprofile-dir prof # then: go tool pprof -top prof/ginformer-run1.pprof
 //	go run ./bench/cmd/kubeapi -clientgo-next "$(scripts/clientgo-next.sh kubeapi)"
+//	go run ./bench/cmd/kubeapi -crd                 # 20000 custom resources, JSON (crd.go)
+//
+// -crd measures a custom resource instead of pods (crd.go): a workload
+// CRD of about 10 KB of JSON per object as served, -pods objects, six
+// columns: client-go's typed informer (at its defaults, stripping
+// managedFields, with a slim transform), its dynamic informer, and
+// ginformer's NewForConfig with the full type and with a slim one.
+// -json, -projection and -clientgo-next do not apply to it.
 //
 // -clientgo-next names this command built against the newest client-go
 // (scripts/clientgo-next.sh kubeapi builds it, outside the repository): its

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -224,7 +225,7 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 	if ph.relist {
 		c.log = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, "child", lib+":", prefix, args) }, funcr.Options{Verbosity: 2})
 	}
-	start, wait, keep, err := newInformer(ctx, lib, transform, cs, c)
+	start, wait, keep, err := newInformer(ctx, lib, transform, cfg, cs, c)
 	if err != nil {
 		return err
 	}
@@ -351,8 +352,12 @@ func child(lib, transform, kubeconfig string, pods, updates int, jsonWire, noGzi
 // newInformer builds lib's pod informer with the node and namespace
 // indexes and c as its handler. start starts it; wait, called once the
 // handler has seen every add, returns once the informer and the handler's
-// registration report synced; keep is the informer.
-func newInformer(ctx context.Context, lib, transform string, cs *kubernetes.Clientset, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+// registration report synced; keep is the informer. The -crd mode's
+// libraries (crd-*) go to newCRDInformer, with cfg.
+func newInformer(ctx context.Context, lib, transform string, cfg *rest.Config, cs *kubernetes.Clientset, c *counter) (start func(), wait func(context.Context) error, keep any, err error) {
+	if isCRDLib(lib) {
+		return newCRDInformer(ctx, lib, transform, cfg, c)
+	}
 	if transform != "" && lib != libClientGo {
 		return nil, nil, nil, fmt.Errorf("-transform is for client-go, not %s", lib)
 	}

@@ -21,6 +21,14 @@
 //	go run ./bench/cmd/kubeapi -projection          # ginformer caches a projection
 //	go run ./bench/cmd/kubeapi -cpuprofile-dir prof # then: go tool pprof -top prof/ginformer-run1.pprof
 //	go run ./bench/cmd/kubeapi -clientgo-next "$(scripts/clientgo-next.sh kubeapi)"
+//	go run ./bench/cmd/kubeapi -crd                 # 20000 custom resources, JSON (crd.go)
+//
+// -crd measures a custom resource instead of pods (crd.go): a workload
+// CRD of about 10 KB of JSON per object as served, -pods objects, six
+// columns: client-go's typed informer (at its defaults, stripping
+// managedFields, with a slim transform), its dynamic informer, and
+// ginformer's NewForConfig with the full type and with a slim one.
+// -json, -projection and -clientgo-next do not apply to it.
 //
 // -clientgo-next names this command built against the newest client-go
 // (scripts/clientgo-next.sh kubeapi builds it, outside the repository): its
@@ -68,7 +76,10 @@ type config struct {
 	JSON                   bool
 	NoCompression          bool
 	Projection             bool
-	ProfileDir             string
+	// CRD measures the informers of a custom resource (crd.go) instead
+	// of pods; Pods is then the number of custom objects.
+	CRD        bool
+	ProfileDir string
 	// UpdateRate is the watch phase's offered rate, in updates per second
 	// (-update-rate); 0: as fast as the writers go.
 	UpdateRate int
@@ -107,6 +118,7 @@ func main() {
 	flag.BoolVar(&cfg.Projection, "projection", false, "ginformer caches a projection of pods (k8s.NewProjection: metadata, node, phase, containers' names and images) instead of full pods")
 	flag.BoolVar(&cfg.NoCompression, "no-compression", false, "both libraries ask for uncompressed responses (rest.Config.DisableCompression); default: what client-go negotiates (gzip)")
 	flag.BoolVar(&cfg.JSON, "json", false, "JSON on the wire for both libraries (default: protobuf, client-go's default for built-in types)")
+	flag.BoolVar(&cfg.CRD, "crd", false, "measure informers of a realistic custom resource (about 10 KB of JSON each, -pods of them) instead of pods: client-go typed (defaults, stripping managedFields, slim transform) and dynamic, ginformer full and projected")
 	flag.StringVar(&cfg.ProfileDir, "cpuprofile-dir", "", "write a CPU profile of each child's sync phase to this directory")
 	flag.StringVar(&cfg.ClientGoNext, "clientgo-next", "", "this command built against the newest client-go (scripts/clientgo-next.sh kubeapi): adds its client-go at its defaults, stripping managedFields, and keeping slim pods")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "timeout of each child's sync and of its watch phase")
@@ -115,7 +127,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err := run(ctx, cfg, os.Stdout)
+	runMode := run
+	if cfg.CRD {
+		runMode = runCRD
+	}
+	_, err := runMode(ctx, cfg, os.Stdout)
 	childproc.KillAll()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubeapi:", err)

@@ -17,7 +17,7 @@ var seed = maphash.MakeSeed()
 // into partitions of about partSize keys, whose tables (8 KiB) stay in
 // the first-level cache.
 const (
-	flatMax = 1 << 14
+	flatMax  = 1 << 14
 	partSize = 512
 )
 

@@ -33,17 +33,23 @@ func (q *entryQueue[K, T]) len() int { return int(q.tail - q.head) }
 // push appends e and returns its sequence number.
 func (q *entryQueue[K, T]) push(e queueEntry[K, T]) uint64 {
 	if q.tail&chunkMask == 0 { // the last chunk is full (or there is none)
-		c := q.spare
-		q.spare = nil
-		if c == nil {
-			c = new(chunk[K, T])
-		}
-		q.chunks.Push(c)
+		q.addChunk()
 	}
 	seq := q.tail
 	*q.at(seq) = e
 	q.tail++
 	return seq
+}
+
+// addChunk appends a chunk for the entries from tail on: the spare, or a
+// new one.
+func (q *entryQueue[K, T]) addChunk() {
+	c := q.spare
+	q.spare = nil
+	if c == nil {
+		c = new(chunk[K, T])
+	}
+	q.chunks.Push(c)
 }
 
 // at returns a pointer to the entry with sequence number seq, which must be
@@ -72,12 +78,7 @@ func (q *entryQueue[K, T]) popFront() queueEntry[K, T] {
 // queue it is push then popFront, without writing the entry.
 func (q *entryQueue[K, T]) skip() {
 	if q.tail&chunkMask == 0 { // as push: the chunk holding tail must exist
-		c := q.spare
-		q.spare = nil
-		if c == nil {
-			c = new(chunk[K, T])
-		}
-		q.chunks.Push(c)
+		q.addChunk()
 	}
 	q.tail++
 	q.head++
@@ -96,11 +97,6 @@ func (q *entryQueue[K, T]) renumber(seq uint64) {
 	}
 	q.head, q.tail = seq, seq
 	if seq&chunkMask != 0 { // push expects the chunk holding tail to exist
-		c := q.spare
-		q.spare = nil
-		if c == nil {
-			c = new(chunk[K, T])
-		}
-		q.chunks.Push(c)
+		q.addChunk()
 	}
 }

@@ -1,6 +1,10 @@
 package informer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ginformer/ginformer/internal/distinct"
+)
 
 // Replace tells the queue that objs is the complete current collection, as
 // of version. It:
@@ -83,10 +87,10 @@ func (f *DeltaFIFO[K, T]) replace(l listed[K, T], kept map[K]struct{}, version s
 		}
 	}
 
-	if len(kept) == 0 && f.queuedLen() == 0 && !f.popping && f.knownEmptyLocked() && keysDistinct(len(l.objs), l.key) {
+	if len(kept) == 0 && f.queuedLen() == 0 && !f.popping && f.knownEmptyLocked() && distinct.Keys(len(l.objs), l.key) {
 		// Nothing queued, in flight or known (a first list, typically):
 		// nothing to merge with and nothing to tombstone, and no key listed
-		// twice (keysDistinct, a fraction of what items would cost). The
+		// twice (distinct.Keys, a fraction of what items would cost). The
 		// list is kept as the batch PopBatch will hand out, its keys never
 		// going through items (see bulk). A list that names a key twice
 		// takes the general path, which merges the listings into one entry.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ginformer/ginformer/internal/deepcopy"
 	"github.com/ginformer/ginformer/internal/safecall"
 )
 
@@ -235,11 +236,26 @@ func (d *mutationDetector[K, T]) check(r keyedRecord[K, T]) {
 	}
 	what := "modified in place"
 	if d.equal == nil {
-		what += " (" + describeDiff(r.rec.copied, r.rec.obj) + ")"
+		what += " (" + deepcopy.Diff(r.rec.copied, r.rec.obj) + ")"
 	}
 	err = fmt.Errorf("informer %q: cached object %v was %s: %w", d.name, r.key, what, ErrCacheMutated)
 	d.report(err)
 	if d.panics {
 		panic(err)
 	}
+}
+
+// The mutation detector's default copy (see [MutationDetectorOptions]): a
+// type's own DeepCopy method, else internal/deepcopy's reflection-based copy.
+
+// deepCopier is a type with a Kubernetes-style generated DeepCopy method
+// (*corev1.Pod has one).
+type deepCopier[T any] interface{ DeepCopy() T }
+
+// defaultCopy returns T's DeepCopy method if T has one, else [deepcopy.Copy].
+func defaultCopy[T any]() func(T) T {
+	if _, ok := any(*new(T)).(deepCopier[T]); ok {
+		return func(v T) T { return any(v).(deepCopier[T]).DeepCopy() }
+	}
+	return deepcopy.Copy[T]
 }

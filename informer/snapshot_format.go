@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/ginformer/ginformer/internal/parallel"
 	"github.com/ginformer/ginformer/internal/safecall"
 )
 
@@ -76,7 +77,7 @@ func encodeSnapshot[T any](w io.Writer, identity, version string, objs []T, code
 	bufs := make([][]byte, workers)
 	for first := 0; first < chunks; first += workers {
 		wave := min(workers, chunks-first)
-		err := parallelFor(wave, wave, func(j int) error {
+		err := parallel.For(wave, wave, func(j int) error {
 			lo := (first + j) * snapshotChunkObjects
 			hi := min(lo+snapshotChunkObjects, len(objs))
 			var err error
@@ -285,7 +286,7 @@ func decodeSnapshot[K comparable, T any](data []byte, identity string, codec Cod
 		}
 		return nil
 	}
-	if err := parallelFor(len(chunks), workers, func(i int) error { return decode(chunks[i]) }); err != nil {
+	if err := parallel.For(len(chunks), workers, func(i int) error { return decode(chunks[i]) }); err != nil {
 		return nil, err
 	}
 	return out, nil

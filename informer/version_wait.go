@@ -93,15 +93,9 @@ func (t *versionTracker) record(version string) {
 	t.reportApplied(at, applied)
 }
 
-// advance applies the versions whose changes have been finished, reading
-// the FIFO's finished sequence number now (see advanceTo).
-func (t *versionTracker) advance() {
-	_, finished := t.seqs()
-	t.advanceTo(finished)
-}
-
-// advanceTo is advance with the FIFO's finished sequence number as read when
-// the processing loop finished its batch (finished only grows: a value read
+// advanceTo applies the versions whose changes have been finished, given
+// the FIFO's finished sequence number as read when the processing loop
+// finished its batch (finished only grows: a value read
 // before the lock is taken applies no version too early, and a version
 // recorded since was checked against a finished at least as new by record).
 // The processing loop calls it after each batch.
@@ -251,31 +245,11 @@ func (t *versionTracker) waitReceived(ctx context.Context) error {
 	t.mu.Lock()
 	target := t.received
 	t.mu.Unlock()
-	for {
+	return t.waitFor(ctx, func() (bool, error) {
 		t.mu.Lock()
-		reached := t.applied.ordinal >= target
-		if !reached && t.advanced == nil {
-			t.advanced = make(chan struct{})
-		}
-		advanced := t.advanced
-		t.mu.Unlock()
-		if reached {
-			return nil
-		}
-		select {
-		case <-advanced:
-		case <-t.stopped:
-			t.mu.Lock()
-			reached = t.applied.ordinal >= target // a batch may have finished just before
-			t.mu.Unlock()
-			if reached {
-				return nil
-			}
-			return t.receivedError(ErrClosed)
-		case <-ctx.Done():
-			return t.receivedError(ctx.Err())
-		}
-	}
+		defer t.mu.Unlock()
+		return t.applied.ordinal >= target, nil
+	}, func(cause error) error { return t.waitErrorFor("what it received", cause) })
 }
 
 // wait waits for an applied version at least version. Each time the
@@ -285,33 +259,34 @@ func (t *versionTracker) wait(ctx context.Context, version string) error {
 	if _, err := t.compare(version, version); err != nil {
 		return err
 	}
+	return t.waitFor(ctx, func() (bool, error) { return t.reached(version) },
+		func(cause error) error { return t.waitErrorFor("version "+strconv.Quote(version), cause) })
+}
+
+// waitFor waits until done (called with no lock held) reports true or
+// fails, waking each time the applied version changes; fail makes the error
+// of a wait ended by the informer's stop or ctx.
+func (t *versionTracker) waitFor(ctx context.Context, done func() (bool, error), fail func(cause error) error) error {
 	for {
 		t.mu.Lock()
-		applied := t.applied.version
 		if t.advanced == nil {
 			t.advanced = make(chan struct{})
 		}
-		advanced := t.advanced
+		advanced := t.advanced // taken before done looks: a change after it closes advanced
 		t.mu.Unlock()
-		if applied != "" {
-			c, err := t.compare(applied, version)
-			if err != nil {
-				return err
-			}
-			if c >= 0 {
-				return nil
-			}
+		if ok, err := done(); ok || err != nil {
+			return err
 		}
 		select {
 		case <-advanced:
 		case <-t.stopped:
 			// Look once more: a batch may have finished just before.
-			if reached, err := t.reached(version); reached || err != nil {
+			if ok, err := done(); ok || err != nil {
 				return err
 			}
-			return t.waitError(version, ErrClosed)
+			return fail(ErrClosed)
 		case <-ctx.Done():
-			return t.waitError(version, ctx.Err())
+			return fail(ctx.Err())
 		}
 	}
 }
@@ -339,16 +314,6 @@ func (t *versionTracker) compare(a, b string) (int, error) {
 		return 0, fmt.Errorf("informer %q: compare versions %q and %q: %w: %w", t.name, a, b, ErrInvalidVersion, err)
 	}
 	return c, nil
-}
-
-// waitError is the error of a wait for version ended by cause.
-func (t *versionTracker) waitError(version string, cause error) error {
-	return t.waitErrorFor("version "+strconv.Quote(version), cause)
-}
-
-// receivedError is the error of a WaitForReceived ended by cause.
-func (t *versionTracker) receivedError(cause error) error {
-	return t.waitErrorFor("what it received", cause)
 }
 
 // waitErrorFor is the error of a wait for what ended by cause.

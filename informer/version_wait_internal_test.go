@@ -87,10 +87,10 @@ func TestVersionTrackerMarks(t *testing.T) {
 		assert.Equal(t, 2, vt.pending.Len(), "11 and 12 share one mark")
 
 		seqs.set(3, 1)
-		vt.advance() // entry 1 is still in flight
+		vt.advanceTo(1) // entry 1 is still in flight
 		requirePending(t, w12)
 		seqs.set(3, 2)
-		vt.advance()
+		vt.advanceTo(2)
 		require.NoError(t, <-w11)
 		require.NoError(t, <-w12)
 		requirePending(t, w13)
@@ -120,7 +120,7 @@ func TestVersionTrackerOrdered(t *testing.T) {
 		vt.record("7") // queued
 		requirePending(t, w5)
 		seqs.set(1, 1)
-		vt.advance()
+		vt.advanceTo(1)
 		require.NoError(t, <-w5)
 		require.NoError(t, vt.wait(t.Context(), "7"))
 		require.ErrorIs(t, vt.wait(t.Context(), "x"), ErrInvalidVersion)

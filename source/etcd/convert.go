@@ -114,7 +114,7 @@ type converted[T any] struct {
 // Possible errors: those of fetchPrev.
 func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clientv3.Event, out []converted[T], keyOnly bool) ([]converted[T], error) {
 	out = slices.Grow(out[:0], len(evs))[:len(evs)]
-	parallel(len(evs), func(lo, hi int) {
+	inParts(len(evs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if evs[i].Type == clientv3.EventTypePut {
 				out[i].cur, out[i].v = s.decode(ctx, evs[i].Kv, true)
@@ -149,7 +149,7 @@ func (s *Source[T]) convertAll(ctx context.Context, kv clientv3.KV, evs []*clien
 		}
 	}
 	if slices.ContainsFunc(evs, func(ev *clientv3.Event) bool { return ev.PrevKv != nil }) {
-		parallel(len(evs), conv) // previous values to decode
+		inParts(len(evs), conv) // previous values to decode
 	} else {
 		conv(0, len(evs))
 	}

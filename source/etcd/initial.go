@@ -282,7 +282,7 @@ func (s *Source[T]) decodeChunk(ctx context.Context, kvs []*mvccpb.KeyValue, out
 	start := len(out)
 	out = append(out, make([]*Object[T], len(kvs))...)
 	slots := out[start:]
-	parallel(len(kvs), func(lo, hi int) {
+	inParts(len(kvs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if s.keeps(keep, kvs[i]) {
 				slots[i], _ = s.decode(ctx, kvs[i], true)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ginformer/ginformer/informer"
 	"github.com/ginformer/ginformer/internal/lograte"
+	"github.com/ginformer/ginformer/internal/parallel"
 
 	"github.com/ginformer/ginformer/source/k8s/internal/wire"
 )
@@ -216,7 +216,7 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 	var misses []int
 	if c.skipsKnown(f) {
 		hit := make([]bool, len(items))
-		parallel(len(items), func(i int, scratch *[]byte) {
+		forEachItem(len(items), func(i int, scratch *[]byte) {
 			if key, version, ok := c.identity(f, items[i], *scratch); ok {
 				*scratch = key
 				o, ok := c.known.Lookup(key, version)
@@ -237,7 +237,7 @@ func (c *codec[E, T]) decodeList(f wireFormat, items [][]byte, bad func(i int, e
 	objs := make([]E, len(misses))
 	at := wire.AnchorOf(objs)
 	errs := make([]error, len(misses))
-	parallel(len(misses), func(j int, scratch *[]byte) {
+	forEachItem(len(misses), func(j int, scratch *[]byte) {
 		o := T(&objs[j])
 		if errs[j] = c.decode(f, items[misses[j]], o, scratch); errs[j] == nil {
 			out[misses[j]] = o
@@ -273,30 +273,17 @@ func (c *codec[E, T]) identity(f wireFormat, raw, buf []byte) (key, version []by
 	return wire.JSONIdentity(raw, buf)
 }
 
-// parallel calls fn for 0..n-1 on up to GOMAXPROCS goroutines (the caller's
-// among them), in chunks; each goroutine has a scratch buffer of its own.
-func parallel(n int, fn func(i int, scratch *[]byte)) {
-	const chunk = 16
-	var next atomic.Int64
-	work := func() {
-		var scratch []byte
-		for {
-			lo := int(next.Add(chunk)) - chunk
-			if lo >= n {
-				return
-			}
-			for i := lo; i < min(lo+chunk, n); i++ {
-				fn(i, &scratch)
-			}
+// forEachItem calls fn for 0..n-1 in chunks of 16 on up to GOMAXPROCS
+// goroutines, the caller's among them ([parallel.Chunks]); each goroutine
+// has a scratch buffer of its own.
+func forEachItem(n int, fn func(i int, scratch *[]byte)) {
+	scratch := make([][]byte, runtime.GOMAXPROCS(0))
+	_ = parallel.Chunks(n, 16, len(scratch), func(w, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			fn(i, &scratch[w])
 		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
+		return nil
+	})
 }
 
 // decodeErrors counts and reports the objects a source could not decode.

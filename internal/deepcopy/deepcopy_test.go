@@ -1,7 +1,6 @@
-package informer
+package deepcopy
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -48,12 +47,12 @@ func newCopyObj() *copyObj {
 	return o
 }
 
-// TestReflectCopy: the copy is deeply equal and shares nothing mutable with
+// TestCopy: the copy is deeply equal and shares nothing mutable with
 // the original, unexported fields included; sharing and cycles inside the
 // object are kept.
-func TestReflectCopy(t *testing.T) {
+func TestCopy(t *testing.T) {
 	o := newCopyObj()
-	c := reflectCopy(o)
+	c := Copy(o)
 	require.True(t, reflect.DeepEqual(o, c))
 	assert.NotSame(t, o, c)
 	assert.Same(t, c, c.Self, "the cycle is kept")
@@ -80,25 +79,15 @@ func TestReflectCopy(t *testing.T) {
 
 	// Values, not only pointers.
 	v := copyInner{N: 1, hidden: []string{"v"}}
-	vc := reflectCopy(v)
+	vc := Copy(v)
 	v.hidden[0] = "w"
 	assert.Equal(t, []string{"v"}, vc.hidden)
 	var nilObj *copyObj
-	assert.Nil(t, reflectCopy(nilObj))
+	assert.Nil(t, Copy(nilObj))
 }
 
-type withDeepCopy struct{ N int }
-
-func (w *withDeepCopy) DeepCopy() *withDeepCopy { return &withDeepCopy{N: w.N + 1} }
-
-// TestDefaultCopy: a DeepCopy method returning T is preferred to reflection.
-func TestDefaultCopy(t *testing.T) {
-	assert.Equal(t, 2, defaultCopy[*withDeepCopy]()(&withDeepCopy{N: 1}).N)
-	assert.Equal(t, 1, defaultCopy[withDeepCopy]()(withDeepCopy{N: 1}).N, "the method is on the pointer: reflection")
-}
-
-// TestDescribeDiff names the first difference by its path.
-func TestDescribeDiff(t *testing.T) {
+// TestDiff names the first difference by its path.
+func TestDiff(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(o *copyObj)
@@ -113,51 +102,19 @@ func TestDescribeDiff(t *testing.T) {
 		{"map entry deleted", func(o *copyObj) { delete(o.Map, "k") }, `.Map["k"]: deleted`},
 		{"slice element", func(o *copyObj) { o.Slice[0] = nil }, `.Slice[0]: &{3 []} -> nil`},
 		{"nil to empty", func(o *copyObj) { o.Nil = []int{} }, `.Nil: nil -> []`},
-		{"interface", func(o *copyObj) { o.Any = "s" }, `.Any: type *informer.copyInner -> string`},
+		{"interface", func(o *copyObj) { o.Any = "s" }, `.Any: type *deepcopy.copyInner -> string`},
 		{"array of maps", func(o *copyObj) { o.Arr[1] = map[string]int{} }, `.Arr[1]: nil -> map[]`},
 		{"private map", func(o *copyObj) { o.private["p"][1] = 3 }, `.private["p"][1]: 2 -> 3`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newCopyObj()
-			c := reflectCopy(o)
+			c := Copy(o)
 			tt.mutate(o)
-			assert.Equal(t, tt.want, describeDiff(c, o))
+			assert.Equal(t, tt.want, Diff(c, o))
 			assert.Equal(t, tt.want == "", reflect.DeepEqual(c, o))
 		})
 	}
-	assert.Equal(t, "the object: 1 -> 2", describeDiff(1, 2))
-	assert.Contains(t, describeDiff(struct{ F func() }{func() {}}, struct{ F func() }{}), ".F: a non-nil func")
-}
-
-// TestMutationDetectorPanicMode: with Panic, a detected mutation is reported
-// and then panics with the same error.
-func TestMutationDetectorPanicMode(t *testing.T) {
-	var reported []error
-	d, err := newMutationDetector[string]("i", MutationDetectorOptions[*copyInner]{Enabled: true, Panic: true},
-		func(err error) { reported = append(reported, err) })
-	require.NoError(t, err)
-	obj := &copyInner{N: 1}
-	ws := []write[string, *copyInner]{{key: "k", obj: obj}}
-	d.copyWrites(ws)
-	d.committed(ws)
-	d.checkAll() // unchanged: nothing
-	require.Empty(t, reported)
-	obj.N = 2
-	want := `informer "i": cached object k was modified in place (.N: 1 -> 2): informer: cached object modified in place`
-	require.PanicsWithError(t, want, d.checkAll)
-	require.Len(t, reported, 1)
-	assert.True(t, errors.Is(reported[0], ErrCacheMutated))
-	assert.NotPanics(t, d.checkAll, "reported once")
-	// Deleting it ends its tracking.
-	d.copyWrites([]write[string, *copyInner]{{key: "k", del: true}})
-	d.committed([]write[string, *copyInner]{{key: "k", del: true}})
-	assert.Empty(t, d.records)
-
-	t.Setenv(MutationDetectorEnv, "panic")
-	d, err = newMutationDetector[string]("i", MutationDetectorOptions[*copyInner]{}, func(error) {})
-	require.NoError(t, err)
-	require.NotNil(t, d)
-	assert.True(t, d.panics)
-	assert.Equal(t, time.Second, d.interval)
+	assert.Equal(t, "the object: 1 -> 2", Diff(1, 2))
+	assert.Contains(t, Diff(struct{ F func() }{func() {}}, struct{ F func() }{}), ".F: a non-nil func")
 }

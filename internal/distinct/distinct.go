@@ -1,34 +1,37 @@
-package informer
+// Package distinct tells whether n keys are all different, faster than a
+// Go map of them: the check that lets the informer's DeltaFIFO take a list
+// into an empty queue as it is.
+package distinct
 
 import (
 	"hash/maphash"
 	"math/bits"
 )
 
-// distinctSeed seeds the hashes of keysDistinct. A collision costs one key
+// seed seeds the hashes of Keys. A collision costs one key
 // comparison, never a wrong answer, so one seed per process is enough.
-var distinctSeed = maphash.MakeSeed()
+var seed = maphash.MakeSeed()
 
-// Partitions of keysDistinct: up to distinctFlat keys are checked with one
+// Partitions of Keys: up to flatMax keys are checked with one
 // table (at most 256 KiB: it stays in a second-level cache); more are split
-// into partitions of about distinctPart keys, whose tables (8 KiB) stay in
+// into partitions of about partSize keys, whose tables (8 KiB) stay in
 // the first-level cache.
 const (
-	distinctFlat = 1 << 14
-	distinctPart = 512
+	flatMax  = 1 << 14
+	partSize = 512
 )
 
-// keysDistinct reports whether the n keys key(0), ..., key(n-1) are all
+// Keys reports whether the n keys key(0), ..., key(n-1) are all
 // different; false also for more than 2^31 keys, which it does not check
 // (the caller then takes the path that merges keys anyway). It is the check
 // that lets a list into an empty queue become the queue's batch as it is
-// (see DeltaFIFO.replace): a key listed twice must instead be merged into
-// one entry.
+// (informer's DeltaFIFO.replace): a key listed twice must instead be merged
+// into one entry.
 //
 // Each key is hashed once (maphash.Comparable, the hash Go maps use) into an
-// entry (32 bits of hash, index). Up to distinctFlat keys, each entry goes
+// entry (32 bits of hash, index). Up to flatMax keys, each entry goes
 // straight into one open-addressing table. Past that, the entries are
-// sorted by their hash's top bits into partitions of about distinctPart
+// sorted by their hash's top bits into partitions of about partSize
 // entries (a counting sort: two sequential passes) and each partition is
 // checked with a small table, reused from one partition to the next: only
 // entries of one partition can be equal. key is called again only when two
@@ -38,31 +41,31 @@ const (
 // but +50 at 100k (a cache miss per key); partitioned, +35 at 100k, and
 // +50 at 10k (the entries' two passes). A Go map of the keys costs several
 // times as much.
-func keysDistinct[K comparable](n int, key func(int) K) bool {
+func Keys[K comparable](n int, key func(int) K) bool {
 	if n < 2 {
 		return true
 	}
 	if n > 1<<31 {
 		return false // an index + 1 would not fit an entry
 	}
-	if n <= distinctFlat {
+	if n <= flatMax {
 		t := newEntryTable(n, key)
 		for i := range n {
-			if !t.insert(uint64(uint32(maphash.Comparable(distinctSeed, key(i))))<<32 | uint64(i)) {
+			if !t.insert(uint64(uint32(maphash.Comparable(seed, key(i))))<<32 | uint64(i)) {
 				return false
 			}
 		}
 		return true
 	}
 	pbits := 0
-	for n>>pbits > distinctPart {
+	for n>>pbits > partSize {
 		pbits++
 	}
 	shift := 32 - pbits // partition of a hash h: h >> shift
 	ents := make([]uint64, n)
 	starts := make([]int32, 1<<pbits+1) // partition p is [starts[p], starts[p+1])
 	for i := range n {
-		h := uint32(maphash.Comparable(distinctSeed, key(i)))
+		h := uint32(maphash.Comparable(seed, key(i)))
 		ents[i] = uint64(h)<<32 | uint64(i)
 		starts[h>>shift+1]++
 	}
@@ -91,7 +94,7 @@ func keysDistinct[K comparable](n int, key func(int) K) bool {
 	return true
 }
 
-// entryTable is keysDistinct's open-addressing table of entries (32 bits
+// entryTable is Keys's open-addressing table of entries (32 bits
 // of hash, index), the hash bits doubling as the position. A slot holds an
 // entry with its index + 1, so an empty slot is 0.
 type entryTable[K comparable] struct {

@@ -1,4 +1,10 @@
-package informer
+// Package deepcopy copies any Go value deeply through reflection and
+// describes the first difference between two values. It is the cache
+// mutation detector's default copy and comparison (informer's
+// MutationDetectorOptions) for types without a DeepCopy method: it is for
+// tests, being slow, and it reads and copies unexported fields through
+// unsafe.
+package deepcopy
 
 import (
 	"fmt"
@@ -7,30 +13,12 @@ import (
 	"unsafe"
 )
 
-// The mutation detector's default copy and comparison (see
-// [MutationDetectorOptions]): a reflection-based deep copy for types without
-// a DeepCopy method, and reflect.DeepEqual with a description of the first
-// difference. Both are for tests: they are slow, and they read and copy
-// unexported fields through unsafe.
-
-// deepCopier is a type with a Kubernetes-style generated DeepCopy method
-// (*corev1.Pod has one).
-type deepCopier[T any] interface{ DeepCopy() T }
-
-// defaultCopy returns T's DeepCopy method if T has one, else reflectCopy.
-func defaultCopy[T any]() func(T) T {
-	if _, ok := any(*new(T)).(deepCopier[T]); ok {
-		return func(v T) T { return any(v).(deepCopier[T]).DeepCopy() }
-	}
-	return reflectCopy[T]
-}
-
-// reflectCopy returns a deep copy of v: pointers, maps, slices and
+// Copy returns a deep copy of v: pointers, maps, slices and
 // interfaces are followed and copied (exported and unexported fields alike),
 // sharing between parts of v and cycles are preserved, nil stays nil. Map
 // keys, channels, funcs and unsafe pointers are copied as they are (so a
 // pointer map key is shared with v, as reflect.DeepEqual requires).
-func reflectCopy[T any](v T) T {
+func Copy[T any](v T) T {
 	var out T
 	c := copier{seen: map[ptrKey]reflect.Value{}}
 	c.copy(reflect.ValueOf(&out).Elem(), reflect.ValueOf(&v).Elem())
@@ -127,11 +115,11 @@ func addressable(v reflect.Value) reflect.Value {
 	return c
 }
 
-// describeDiff describes the first difference reflect.DeepEqual would find
+// Diff describes the first difference reflect.DeepEqual would find
 // between was and now, as a path from the object and both values, such as
 // `.Labels["app"]: "web" -> "db"`; "" if there is none. Values print with
 // %v, cut at 80 bytes.
-func describeDiff[T any](was, now T) string {
+func Diff[T any](was, now T) string {
 	return diffAt("", reflect.ValueOf(&was).Elem(), reflect.ValueOf(&now).Elem(), map[[2]unsafe.Pointer]bool{})
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -266,12 +265,11 @@ func (w *decodingWatch[E, T]) decodeEvent(j *watchJob, scratch *[]byte) watch.Ev
 			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a protobuf frame does not parse: %w", err)))
 		}
 	default:
-		var ev wire.JSONEvent
-		if err := json.Unmarshal(j.frame, &ev); err != nil {
+		var err error
+		if typ, raw, err = wire.SplitJSONWatchEvent(j.frame); err != nil {
 			// As client-go's decoder does.
 			return errorEvent(apierrors.NewInternalError(fmt.Errorf("k8s: watch: a JSON event does not parse: %w", err)))
 		}
-		typ, raw = ev.Type, ev.Object
 	}
 	et := watch.EventType(typ)
 	switch et {

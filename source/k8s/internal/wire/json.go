@@ -86,8 +86,66 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 	return nil
 }
 
-// JSONEvent is one event of a JSON watch stream, its object left raw.
-type JSONEvent struct {
-	Type   string          `json:"type"`
-	Object json.RawMessage `json:"object"`
+// SplitJSONWatchEvent splits one event of a JSON watch stream
+// ({"type":…,"object":{…}}) into its type and the raw bytes of its object,
+// which alias frame, with the JSON plan's scanner: the frame is read once
+// and checked as encoding/json checks it (a frame that is not one valid
+// JSON object is an error wrapping [ErrMalformed]), but keys match
+// exactly, as the apiserver writes them (encoding/json would also take
+// "Type"); the last of a repeated key wins. A missing key leaves its
+// result empty; "object": null is returned as the bytes null, as a
+// json.RawMessage would hold them.
+func SplitJSONWatchEvent(frame []byte) (typ string, object []byte, err error) {
+	d := jsonDec{data: frame}
+	if c, err := d.peek(); err != nil {
+		return "", nil, err
+	} else if c != '{' {
+		return "", nil, d.malformed("a watch event that is not an object")
+	}
+	if err := d.enter(); err != nil {
+		return "", nil, err
+	}
+	for first := true; ; first = false {
+		k, end, err := d.objKey(first)
+		if err != nil {
+			return "", nil, err
+		}
+		if end {
+			break
+		}
+		switch string(k) {
+		case "type":
+			if c, err := d.peek(); err != nil {
+				return "", nil, err
+			} else if c != '"' {
+				if _, err := d.skip(); err != nil { // null, or a value encoding/json refuses
+					return "", nil, err
+				}
+				if c != 'n' {
+					return "", nil, d.malformed("a watch event type that is not a string")
+				}
+				typ = ""
+				continue
+			}
+			t, err := d.str()
+			if err != nil {
+				return "", nil, err
+			}
+			typ = string(t)
+		case "object":
+			v, err := d.skip()
+			if err != nil {
+				return "", nil, err
+			}
+			object = v
+		default:
+			if _, err := d.skip(); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	if err := d.end(); err != nil {
+		return "", nil, err
+	}
+	return typ, object, nil
 }

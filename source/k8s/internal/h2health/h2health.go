@@ -46,7 +46,7 @@ func Bound(rt http.RoundTripper) time.Duration {
 		rt = w.WrappedRoundTripper()
 	}
 	t, ok := rt.(*http.Transport)
-	if !ok || t == http.DefaultTransport || t.TLSNextProto["h2"] == nil || os.Getenv("DISABLE_HTTP2") != "" {
+	if !ok || t == http.DefaultTransport || !(t.TLSNextProto["h2"] != nil || t.HTTP2 != nil || t.Protocols != nil && t.Protocols.HTTP2()) || os.Getenv("DISABLE_HTTP2") != "" {
 		return 0
 	}
 	readIdle := seconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", defaultReadIdle)

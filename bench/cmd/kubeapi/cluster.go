@@ -128,12 +128,18 @@ func writeUpdates(ctx context.Context, cs kubernetes.Interface, n, w, writers, r
 	if err != nil {
 		return nil, err
 	}
+	return out, distinctVersions(out)
+}
+
+// distinctVersions checks that every write returned its own
+// resourceVersion: two alike mean a patch was a no-op.
+func distinctVersions(out []update) error {
 	rvs := map[string]bool{}
 	for _, u := range out {
 		if rvs[u.RV] {
-			return nil, fmt.Errorf("two writes returned resourceVersion %s: a patch was a no-op", u.RV)
+			return fmt.Errorf("two writes returned resourceVersion %s: a patch was a no-op", u.RV)
 		}
 		rvs[u.RV] = true
 	}
-	return out, nil
+	return nil
 }

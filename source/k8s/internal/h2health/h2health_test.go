@@ -1,6 +1,7 @@
 package h2health_test
 
 import (
+	"crypto/tls"
 	"net/http"
 	"testing"
 	"time"
@@ -22,9 +23,6 @@ func (roundTripper) RoundTrip(*http.Request) (*http.Response, error) {
 // The bound of the transports client-go builds from a rest.Config, with
 // its authentication and user-agent wrappers around them.
 func TestBound(t *testing.T) {
-	if clientgoNext {
-		t.Skip("client-go v0.38 (Go 1.27) configures HTTP/2 on the transport otherwise: not yet checked")
-	}
 	tlsConfig := func(mod func(*rest.Config)) *rest.Config {
 		cfg := &rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "t", UserAgent: "test",
 			TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
@@ -63,4 +61,31 @@ func TestBound(t *testing.T) {
 		})
 	}
 	assert.Zero(t, h2health.Bound(nil))
+}
+
+// The three ways an *http.Transport says it speaks HTTP/2: x/net/http2's
+// ConfigureTransports sets TLSNextProto["h2"] before Go 1.27 and Protocols
+// from Go 1.27 on (its transport_wrap.go), and a program may set HTTP2.
+func TestBoundHTTP2Transports(t *testing.T) {
+	h2 := new(http.Protocols)
+	h2.SetHTTP1(true)
+	h2.SetHTTP2(true)
+	h1 := new(http.Protocols)
+	h1.SetHTTP1(true)
+	for _, tc := range []struct {
+		name string
+		tr   *http.Transport
+		want time.Duration
+	}{
+		{"TLSNextProto h2", &http.Transport{TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{
+			"h2": func(string, *tls.Conn) http.RoundTripper { return nil }}}, 45 * time.Second},
+		{"Protocols with HTTP/2", &http.Transport{Protocols: h2}, 45 * time.Second},
+		{"Protocols without HTTP/2", &http.Transport{Protocols: h1}, 0},
+		{"HTTP2 config", &http.Transport{HTTP2: &http.HTTP2Config{}}, 45 * time.Second},
+		{"none of them", &http.Transport{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, h2health.Bound(tc.tr))
+		})
+	}
 }

@@ -1,5 +1,0 @@
-//go:build !clientgo_next
-
-package h2health_test
-
-const clientgoNext = false

@@ -45,6 +45,9 @@ func Bound(rt http.RoundTripper) time.Duration {
 		}
 		rt = w.WrappedRoundTripper()
 	}
+	// x/net/http2's ConfigureTransports marks the transport it configures
+	// by TLSNextProto["h2"] before Go 1.27 and by Protocols from Go 1.27 on
+	// (x/net v0.62, transport_wrap.go); a program may set HTTP2 itself.
 	t, ok := rt.(*http.Transport)
 	if !ok || t == http.DefaultTransport || !(t.TLSNextProto["h2"] != nil || t.HTTP2 != nil || t.Protocols != nil && t.Protocols.HTTP2()) || os.Getenv("DISABLE_HTTP2") != "" {
 		return 0

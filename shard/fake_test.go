@@ -108,13 +108,19 @@ func (m *member) crash() {
 	m.c.mu.Unlock()
 }
 
+// Current reads the member's epoch and the cluster in one critical section
+// (c.mu, then m.mu: the order Run and Claim take them in), so that a change
+// is either in the view returned or closes the channel returned with it.
+// Reading the epoch before taking c.mu lost a wakeup: a registration made
+// in between came back as "not registered" with the channel of the state
+// after it, and the Owner waited for a change that had already happened.
 func (m *member) Current() (shard.View, <-chan struct{}, bool) {
-	m.mu.Lock()
-	epoch := m.epoch
-	m.mu.Unlock()
 	c := m.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	m.mu.Lock()
+	epoch := m.epoch
+	m.mu.Unlock()
 	if epoch == 0 {
 		return shard.View{}, c.changed, false
 	}

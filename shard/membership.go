@@ -68,7 +68,12 @@ type Membership interface {
 	Run(ctx context.Context) error
 	// Current returns the latest view and a channel closed when a newer
 	// one is available (or when Run has returned: then the view is final).
-	// ok is false before the first complete view.
+	// ok is false before the first complete view. Every change, this
+	// member's registration (Epoch) included, must either show in the view
+	// returned or close the channel returned with it: read the view and the
+	// channel under the lock the change is published under. A view older
+	// than its channel is a lost wakeup: the Owner waits on that channel
+	// and acts on nothing until some later change.
 	Current() (v View, changed <-chan struct{}, ok bool)
 	// Claim records that this member holds exactly held (replacing what
 	// its record held), only if no member's record changed after

@@ -226,9 +226,15 @@ func (m *Membership) ValidUntil(epoch int64) time.Time { return m.reg.ValidUntil
 // Current returns the latest view; ok is false before the first list of the
 // group's Leases. The channel is closed when a newer view is available.
 func (m *Membership) Current() (shard.View, <-chan struct{}, bool) {
-	r := m.reg.Load()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The registration is read under mu: register stores it, then publishes
+	// under mu, so a new one is either in this view or closes the channel
+	// returned with it. Read before the lock, a registration stored and
+	// published in between came back as Epoch 0 with the channel of the
+	// view after it, and the Owner claimed nothing until the next Lease
+	// event (a renewal: up to LeaseDuration/3 later).
+	r := m.reg.Load()
 	if !m.synced {
 		return shard.View{}, m.changed.C(), false
 	}

@@ -32,8 +32,8 @@ func (m *Membership) janitor(ctx context.Context) {
 	checked := map[recordKey]struct{}{}
 	retryAfter := m.renewEvery()
 	for {
-		r := m.reg.Load()
 		m.mu.Lock()
+		r := m.reg.Load() // under mu, as in Current: one view
 		synced, changed := m.synced, m.changed.C()
 		leases := make([]*leaseObs, 0, len(m.leases))
 		live := map[[2]string]bool{}

@@ -18,12 +18,10 @@ import (
 //  2. commit: wait while AddIndexes is rebuilding, re-prepare writes
 //     computed against an older index set, and apply each write with
 //     state.apply, which only compares the new values with the buckets
-//     cached in the entry, and publishes the result for lock-free readers
-//     (see state.apply). A batch of more than commitChunk writes is applied
-//     in chunks of commitChunk, releasing the writers' lock between chunks
-//     (see commitChunk); a batch that must be atomic (a relist) is applied
-//     under one hold with Indexer.relists odd, and a first list into an
-//     empty store is built as a new state and published at once.
+//     cached in the entry, and publishes the result for lock-free readers;
+//     or build a whole new state with fresh and publish it at once. How a
+//     batch is applied (in chunks, atomically, or as a new state) is
+//     tryCommit's.
 //
 // The shared informer uses the unexported batch methods directly: it
 // prepares a batch of deltas with prepareKeyed and applies them with

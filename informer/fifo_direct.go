@@ -26,9 +26,8 @@ package informer
 // changeOrTake is Add, Update or Delete (by t) of obj, except that when the
 // queue is open, nothing is queued and nothing is in flight, the change is
 // not queued but returned as a batch of one item, in flight as if
-// [DeltaFIFO.PopBatch] had taken it: the caller must process it and then
-// call finish, exactly as PopBatch does around its process function (finish
-// with requeue if processing panics). Otherwise the change is queued as by
+// [DeltaFIFO.PopBatch] had taken it: the caller must run it through
+// process, as PopBatch does. Otherwise the change is queued as by
 // the write methods and the batch is nil (as it is when a Delete of a key
 // not present is ignored). The batch is valid until finish.
 //

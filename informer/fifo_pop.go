@@ -45,16 +45,9 @@ func (f *DeltaFIFO[K, T]) Pop(ctx context.Context, process func(key K, deltas De
 	if err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done { // process panicked
-			f.finish(true)
-		}
-	}()
-	it := &batch[0]
-	err = process(it.Key, it.Deltas, it.IsInInitialList)
-	done = true
-	f.finish(errors.Is(err, ErrRequeue))
+	_, _, err = f.process(batch, func(batch []Item[K, T]) error {
+		return process(batch[0].Key, batch[0].Deltas, batch[0].IsInInitialList)
+	})
 	return err
 }
 
@@ -79,16 +72,24 @@ func (f *DeltaFIFO[K, T]) PopBatch(ctx context.Context, maxKeys int, process fun
 	if err != nil {
 		return err
 	}
+	_, _, err = f.process(batch, process)
+	return err
+}
+
+// process calls fn on batch, the batch take handed out, and finishes it:
+// requeued if fn returns an error wrapping ErrRequeue or panics (the panic
+// propagates). It returns what finish returns and fn's error.
+func (f *DeltaFIFO[K, T]) process(batch []Item[K, T], fn func([]Item[K, T]) error) (queued int, finished uint64, err error) {
 	done := false
 	defer func() {
-		if !done {
+		if !done { // fn panicked
 			f.finish(true)
 		}
 	}()
-	err = process(batch)
+	err = fn(batch)
 	done = true
-	f.finish(errors.Is(err, ErrRequeue))
-	return err
+	queued, finished = f.finish(errors.Is(err, ErrRequeue))
+	return queued, finished, err
 }
 
 // take waits until no batch is in flight and a key is queued, then moves up

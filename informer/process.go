@@ -50,32 +50,19 @@ func (inf *SharedInformer[K, T]) processLoop(ctx context.Context) {
 		if err != nil {
 			return // ctx is done or the queue is closed: take fails for nothing else
 		}
-		depth, finished := inf.processPopped(batch)
+		depth, finished, _ := inf.fifo.process(batch, func(batch []Item[K, T]) error {
+			inf.processBatch(&inf.proc, batch, false)
+			return nil
+		})
 		inf.versions.advanceTo(finished) // the batch is committed: its versions are applied
 		inf.metrics.QueueDepth(inf.name, depth)
 	}
 }
 
-// processPopped processes a batch the loop took, as PopBatch does around its
-// process function: on a panic the batch is put back and the panic
-// propagates. It returns what finish returns.
-func (inf *SharedInformer[K, T]) processPopped(batch []Item[K, T]) (depth int, finished uint64) {
-	done := false
-	defer func() {
-		if !done {
-			inf.fifo.finish(true)
-		}
-	}()
-	inf.processBatch(&inf.proc, batch, false)
-	done = true
-	return inf.fifo.finish(false)
-}
-
 // processTaken processes a batch handed out by DeltaFIFO.changeOrTake, as
-// PopBatch does around the processing loop's function: on a panic the batch
-// is put back and the panic propagates. Then it records version (if not
-// ""), which is applied at once: the batch is finished and nothing else was
-// queued or in flight. It wakes the handlers last, just before the
+// the loop does a batch it took. Then it records version (if not ""), which
+// is applied at once: the batch is finished and nothing else was queued or
+// in flight. It wakes the handlers last, just before the
 // reflector's goroutine goes back to waiting on the stream, so that the
 // handler's goroutine runs on the processor it is woken on rather than
 // being moved to another one while the reflector's goroutine finishes.
@@ -83,19 +70,14 @@ func (inf *SharedInformer[K, T]) processPopped(batch []Item[K, T]) (depth int, f
 // Only the reflector's goroutine calls it (through applyEvent), one call at
 // a time: inf.directWake is its own.
 func (inf *SharedInformer[K, T]) processTaken(batch []Item[K, T], version string) {
-	done := false
-	defer func() {
-		if !done {
-			inf.fifo.finish(true)
-		}
-	}()
-	inf.processBatch(&inf.proc, batch, true)
-	done = true
-	// inf.proc belongs to the processing loop again after finish: keep the
-	// handlers to wake apart.
-	p := &inf.proc
-	p.wake, inf.directWake = inf.directWake[:0], p.wake
-	depth, _ := inf.fifo.finish(false)
+	depth, _, _ := inf.fifo.process(batch, func(batch []Item[K, T]) error {
+		inf.processBatch(&inf.proc, batch, true)
+		// inf.proc belongs to the processing loop again after finish: keep
+		// the handlers to wake apart.
+		p := &inf.proc
+		p.wake, inf.directWake = inf.directWake[:0], p.wake
+		return nil
+	})
 	inf.versions.record(version)
 	for _, l := range inf.directWake {
 		l.signal()

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -193,11 +194,31 @@ func (s *Indexer[K, T]) Replace(objs []T) error {
 		_, err := s.key(*new(T))
 		return err
 	}
-	st, defs, err := s.buildState(objs)
-	if err != nil {
-		return err
+	ws := make([]write[K, T], len(objs))
+	defer s.release(ws)
+	for i, obj := range objs {
+		if err := s.prepareUpsert(&ws[i], obj); err != nil {
+			return err
+		}
 	}
-	return s.commitState(st, defs, objs)
+	var defs *indexDefs[T]
+	for {
+		s.wmu.Lock() // AddIndexes takes it too: while it is held, the index set stays
+		defs = s.defs.Load()
+		if !slices.ContainsFunc(ws, func(w write[K, T]) bool { return w.defs != defs }) {
+			break
+		}
+		s.wmu.Unlock()
+		if errs := s.reprepare(ws, defs, nil); len(errs) > 0 {
+			return errs[0]
+		}
+	}
+	defer s.wmu.Unlock()
+	st := fresh(ws, len(defs.list)) // private until published: no lock needed
+	s.lock()
+	s.st.Store(st) // the state it replaces stays as it was, for iterations in progress
+	s.mu.Unlock()
+	return nil
 }
 
 // AddIndexes adds indexes and indexes every object already stored. The index

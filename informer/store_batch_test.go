@@ -61,17 +61,15 @@ func TestIndexerCommitBatch(t *testing.T) {
 	checkIndexer(t, s, map[NamespacedKey]*testPod{{"ns", "a"}: a2, {"other", "c"}: c1}, append(testIndexes(), failingIndex))
 }
 
-// TestIndexerCommitState: Replace swaps the whole state and leaves the old
+// TestIndexerReplaceState: Replace swaps the whole state and leaves the old
 // one unchanged, for iterations in progress.
-func TestIndexerCommitState(t *testing.T) {
+func TestIndexerReplaceState(t *testing.T) {
 	s := newTestIndexer(testIndexes()...)
 	old := benchPods(10)
 	require.NoError(t, s.Replace(old))
 	next := benchPods(5)
 	prev := s.st.Load()
-	st, defs, err := s.buildState(next)
-	require.NoError(t, err)
-	require.NoError(t, s.commitState(st, defs, next))
+	require.NoError(t, s.Replace(next))
 	assert.Equal(t, 10, prev.entries.Len())
 	for _, p := range old {
 		assert.Same(t, p, prev.entries.Get(NamespacedKey{p.Namespace, p.Name}).obj(prev.rep))
@@ -81,4 +79,43 @@ func TestIndexerCommitState(t *testing.T) {
 		model[NamespacedKey{p.Namespace, p.Name}] = p
 	}
 	checkIndexer(t, s, model, testIndexes())
+}
+
+// TestIndexerReplaceReprepares: an AddIndexes that lands between Replace's
+// prepare and its swap makes Replace compute the new index's values, or
+// refuse the whole Replace if one of them fails.
+func TestIndexerReplaceReprepares(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		added   Index[*testPod]
+		wantErr error
+	}{
+		{"ok", Index[*testPod]{Name: labelsIndex, Func: labelsIndexFunc}, nil},
+		{"fails", failingIndex, ErrIndexFunc},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s *Indexer[NamespacedKey, *testPod]
+			added := false
+			ns := Index[*testPod]{Name: nsIndex, Func: func(dst []string, p *testPod) ([]string, error) {
+				if p.Name == "trigger" && !added {
+					added = true // Replace prepares without any lock: AddIndexes runs now
+					assert.NoError(t, s.AddIndexes(tc.added))
+				}
+				return nsIndexFunc(dst, p)
+			}}
+			s = newTestIndexer(ns)
+			before := pod("ns", "a")
+			require.NoError(t, s.Replace([]*testPod{before}))
+			next := []*testPod{pod("ns", "trigger"), pod("other", "b", "bad=error")}
+			err := s.Replace(next)
+			indexes := []Index[*testPod]{ns, tc.added}
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				checkIndexer(t, s, map[NamespacedKey]*testPod{{"ns", "a"}: before}, indexes)
+				return
+			}
+			require.NoError(t, err)
+			checkIndexer(t, s, map[NamespacedKey]*testPod{{"ns", "trigger"}: next[0], {"other", "b"}: next[1]}, indexes)
+		})
+	}
 }

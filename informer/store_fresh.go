@@ -16,7 +16,8 @@ import (
 // independent: the entries table and each index's buckets are separate
 // tables, and each entry's refs are written one slot per index value, so
 // a large batch is split into tasks run on the calling goroutine and one
-// helper (each table has one writer), which fresh waits for.
+// helper (each table has one writer), which fresh waits for. Indexer.Replace
+// builds its new state here too.
 
 // freshMin is the smallest batch fresh splits over two goroutines.
 const freshMin = 4096

@@ -18,20 +18,18 @@ import (
 //  2. commit: wait while AddIndexes is rebuilding, re-prepare writes
 //     computed against an older index set, and apply each write with
 //     state.apply, which only compares the new values with the buckets
-//     cached in the entry, and publishes the result for lock-free readers
-//     (see state.apply). A batch of more than commitChunk writes is applied
-//     in chunks of commitChunk, releasing the writers' lock between chunks
-//     (see commitChunk); a batch that must be atomic (a relist) is applied
-//     under one hold with Indexer.relists odd, and a first list into an
-//     empty store is built as a new state and published at once.
+//     cached in the entry, and publishes the result for lock-free readers;
+//     or build a whole new state with fresh and publish it at once. How a
+//     batch is applied (in chunks, atomically, or as a new state) is
+//     tryCommit's.
 //
 // The shared informer uses the unexported batch methods directly: it
 // prepares a batch of deltas with prepareKeyed and applies them with
 // tryCommit (which also reports each key's previous object); a batch that
 // carries a relist is applied atomically. Single writes (Add, Update,
 // Delete, DeleteKey) go through commitOne. Replace, used by programs that
-// drive an Indexer themselves, builds a whole new state with buildState and
-// swaps it in with commitState.
+// drive an Indexer themselves, prepares every write and builds a whole new
+// state with fresh, as a first list does, and swaps it in.
 
 // indexDefs is an immutable index set. AddIndexes replaces it (under mu);
 // its pointer identity serves as the index-set generation.
@@ -389,56 +387,6 @@ func (s *Indexer[K, T]) commitOne(w *write[K, T]) error {
 		if st := s.st.Load(); st != nil { // nil: a zero Indexer, which holds nothing
 			st.apply(w, s.nextSeq())
 		}
-		s.mu.Unlock()
-		return nil
-	}
-}
-
-// buildState prepares a whole new state holding objs (a later duplicate key
-// wins), against the current index set, without taking the lock: the state
-// is private until commitState swaps it in.
-func (s *Indexer[K, T]) buildState(objs []T) (*state[K, T], *indexDefs[T], error) {
-	defs := s.defs.Load()
-	n := 0
-	if defs != nil {
-		n = len(defs.list)
-	}
-	st := newState[K, T](n, len(objs))
-	var w write[K, T]
-	w.sc = s.getScratch()
-	defer s.putScratch(w.sc)
-	for _, obj := range objs {
-		if err := s.prepareUpsert(&w, obj); err != nil {
-			return nil, nil, err
-		}
-		st.apply(&w, 0) // the state is published whole: no reader sees any of it before
-	}
-	return st, defs, nil
-}
-
-// commitState swaps in a state built by buildState from objs (for Replace).
-// The state it replaces is left as it was: iterations in progress finish
-// over it. If the index set changed since st was built, it is rebuilt from
-// objs. While AddIndexes is rebuilding, commitState waits for it.
-func (s *Indexer[K, T]) commitState(st *state[K, T], defs *indexDefs[T], objs []T) error {
-	s.wmu.Lock() // not between the chunks of a batch
-	defer s.wmu.Unlock()
-	for {
-		s.lock()
-		if ch := s.rebuilding; ch != nil {
-			s.mu.Unlock()
-			<-ch
-			continue
-		}
-		if cur := s.defs.Load(); cur != defs {
-			s.mu.Unlock()
-			var err error
-			if st, defs, err = s.buildState(objs); err != nil {
-				return err
-			}
-			continue
-		}
-		s.st.Store(st)
 		s.mu.Unlock()
 		return nil
 	}

@@ -16,35 +16,63 @@ import (
 	"github.com/ginformer/ginformer/informer"
 )
 
+// errRefused is the transient error a [failingSource] returns while down.
+var errRefused = fmt.Errorf("connection refused: %w", informer.ErrTransient)
+
+// failingSource is a source that refuses every list and watch with
+// errRefused while down is set. While up, it lists nothing at version "1"
+// and sends each watch it opens on streams (buffered 1), for the test to
+// drive.
+type failingSource struct {
+	down    atomic.Bool
+	streams chan *informer.WatchStream[*item]
+}
+
+// newFailingSource returns a failingSource, down or not. Call it inside
+// the synctest bubble that uses it.
+func newFailingSource(down bool) *failingSource {
+	s := &failingSource{streams: make(chan *informer.WatchStream[*item], 1)}
+	s.down.Store(down)
+	return s
+}
+
+// funcs is the source as the informer sees it.
+func (s *failingSource) funcs() informer.SourceFuncs[*item] {
+	return informer.SourceFuncs[*item]{
+		ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*item], error) {
+			if s.down.Load() {
+				return informer.ListPage[*item]{}, errRefused
+			}
+			return informer.ListPage[*item]{Version: "1"}, nil
+		},
+		WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*item], error) {
+			if s.down.Load() {
+				return nil, errRefused
+			}
+			w := informer.NewWatchStream[*item](ctx, 1)
+			s.streams <- w
+			return w, nil
+		},
+	}
+}
+
+// newFailingInformer is newInformer over src with the retries' error logs
+// discarded and a plain list (no streaming list), as the outage tests
+// expect.
+func newFailingInformer(t *testing.T, src informer.Source[*item]) *informer.SharedInformer[string, *item] {
+	return newInformer(t, src, func(o *informer.Options[string, *item]) {
+		o.Logger = logr.FromSlogHandler(slog.DiscardHandler)
+		o.ListWatch.DisableStreamingList = true
+	})
+}
+
 // Health.FailingSince is the first failure of the current outage: kept
 // across the retries, cleared by the next list or event. An error event is
 // a failure, not an answer: it starts an outage and leaves LastEventAt.
 func TestHealthFailingSince(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var down atomic.Bool
-		down.Store(true)
-		refused := fmt.Errorf("connection refused: %w", informer.ErrTransient)
-		streams := make(chan *informer.WatchStream[*item], 1)
-		src := informer.SourceFuncs[*item]{
-			ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*item], error) {
-				if down.Load() {
-					return informer.ListPage[*item]{}, refused
-				}
-				return informer.ListPage[*item]{Version: "1"}, nil
-			},
-			WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*item], error) {
-				if down.Load() {
-					return nil, refused
-				}
-				w := informer.NewWatchStream[*item](ctx, 1)
-				streams <- w
-				return w, nil
-			},
-		}
-		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.Logger = logr.FromSlogHandler(slog.DiscardHandler)
-			o.ListWatch.DisableStreamingList = true
-		})
+		src := newFailingSource(true)
+		inf := newFailingInformer(t, src.funcs())
 		assert.Zero(t, inf.Health().FailingSince, "before Run")
 		start(t, inf)
 		synctest.Wait()
@@ -58,12 +86,12 @@ func TestHealthFailingSince(t *testing.T) {
 		assert.True(t, h.FailingSince.Equal(began), "the outage began at the first failure: %v, not %v", h.FailingSince, began)
 		assert.True(t, h.LastErrorAt.After(began), "failed again since")
 
-		down.Store(false)
+		src.down.Store(false)
 		time.Sleep(time.Minute) // the next retry lists
 		h = inf.Health()
 		require.True(t, h.Synced)
 		assert.Zero(t, h.FailingSince, "the source answered")
-		w := <-streams
+		w := <-src.streams
 		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventBookmark, Version: "2"}))
 		synctest.Wait()
 		eventAt := inf.Health().LastEventAt
@@ -71,9 +99,9 @@ func TestHealthFailingSince(t *testing.T) {
 
 		// The watch fails with an error event, and the source is down.
 		time.Sleep(time.Second)
-		down.Store(true)
+		src.down.Store(true)
 		failed := time.Now()
-		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventError, Err: refused}))
+		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventError, Err: errRefused}))
 		w.Close()
 		synctest.Wait()
 		h = inf.Health()
@@ -82,9 +110,9 @@ func TestHealthFailingSince(t *testing.T) {
 
 		time.Sleep(time.Minute)
 		assert.True(t, inf.Health().FailingSince.Equal(failed), "still the same outage")
-		down.Store(false)
+		src.down.Store(false)
 		time.Sleep(time.Minute) // the next retry watches again
-		w = <-streams
+		w = <-src.streams
 		assert.True(t, inf.Health().FailingSince.Equal(failed), "a watch opened is no answer yet")
 		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventBookmark, Version: "2"}))
 		synctest.Wait()

@@ -2,14 +2,10 @@ package informer_test
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -90,31 +86,10 @@ func TestHealthStaleFor(t *testing.T) {
 // source last answered; the next answer ends it.
 func TestHealthStaleForOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var down atomic.Bool
-		refused := fmt.Errorf("connection refused: %w", informer.ErrTransient)
-		streams := make(chan *informer.WatchStream[*item], 1)
-		src := boundedSource{bound: 5 * time.Second, SourceFuncs: informer.SourceFuncs[*item]{
-			ListFunc: func(context.Context, informer.ListOptions) (informer.ListPage[*item], error) {
-				if down.Load() {
-					return informer.ListPage[*item]{}, refused
-				}
-				return informer.ListPage[*item]{Version: "1"}, nil
-			},
-			WatchFunc: func(ctx context.Context, _ informer.WatchOptions) (informer.Watcher[*item], error) {
-				if down.Load() {
-					return nil, refused
-				}
-				w := informer.NewWatchStream[*item](ctx, 1)
-				streams <- w
-				return w, nil
-			},
-		}}
-		inf := newInformer(t, src, func(o *informer.Options[string, *item]) {
-			o.Logger = logr.FromSlogHandler(slog.DiscardHandler)
-			o.ListWatch.DisableStreamingList = true
-		})
+		failing := newFailingSource(false)
+		inf := newFailingInformer(t, boundedSource{failing.funcs(), 5 * time.Second})
 		start(t, inf)
-		w := <-streams
+		w := <-failing.streams
 		synctest.Wait()
 		h := inf.Health()
 		require.True(t, h.Synced)
@@ -127,8 +102,8 @@ func TestHealthStaleForOutage(t *testing.T) {
 		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventBookmark, Version: "2"}))
 		synctest.Wait()
 		time.Sleep(2 * time.Second)
-		down.Store(true)
-		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventError, Err: refused}))
+		failing.down.Store(true)
+		require.True(t, w.Send(informer.Event[*item]{Type: informer.EventError, Err: errRefused}))
 		w.Close()
 		synctest.Wait()
 		failed := time.Now()
@@ -144,9 +119,9 @@ func TestHealthStaleForOutage(t *testing.T) {
 		assert.True(t, ok, "failing past the bound")
 		assert.Equal(t, time.Since(answered), stale, "since the last bookmark")
 
-		down.Store(false)
+		failing.down.Store(false)
 		time.Sleep(time.Minute) // the next retry watches
-		w = <-streams
+		w = <-failing.streams
 		synctest.Wait()
 		_, ok = inf.Health().StaleFor(time.Now())
 		assert.True(t, ok, "a watch open is no answer yet")

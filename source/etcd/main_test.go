@@ -5,8 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/ginformer/ginformer/internal/leakcheck"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
@@ -29,22 +28,5 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	srv.Close()
-	if code == 0 {
-		if err := goleak.Find(leakOptions()...); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// leakOptions ignores the goroutines that etcd's and gRPC's packages start
-// once per process and never stop. Each is named exactly.
-func leakOptions() []goleak.Option {
-	return []goleak.Option{
-		// go.opencensus / klog-style flush daemons are not used; the known
-		// ones are gRPC's and zap's process-wide helpers:
-		goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
-		goleak.IgnoreAnyFunction("go.etcd.io/etcd/pkg/v3/schedule.(*fifo).run"),
-	}
+	os.Exit(leakcheck.Check(code))
 }

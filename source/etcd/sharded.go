@@ -110,9 +110,11 @@ type Sharded[T any] struct {
 const shardedName = "etcd sharded source"
 
 var (
-	_ informer.Source[*Object[int]] = (*Sharded[int])(nil)
-	_ informer.VersionComparer      = (*Sharded[int])(nil)
-	_ informer.LivenessBounder      = (*Sharded[int])(nil)
+	_ informer.Source[*Object[int]]          = (*Sharded[int])(nil)
+	_ informer.VersionComparer               = (*Sharded[int])(nil)
+	_ informer.LivenessBounder               = (*Sharded[int])(nil)
+	_ informer.ReachabilityWaiter            = (*Sharded[int])(nil)
+	_ informer.ObjectVersioner[*Object[int]] = (*Sharded[int])(nil)
 )
 
 // NewSharded validates opts and returns a sharded source.
@@ -147,6 +149,15 @@ func (s *Sharded[T]) CompareVersions(a, b string) (int, error) { return s.src.Co
 // LivenessBound is the underlying source's ([Source.LivenessBound]): the
 // watches of a Sharded source are its watches.
 func (s *Sharded[T]) LivenessBound() time.Duration { return s.src.LivenessBound() }
+
+// WaitReachable waits as the underlying source's [Source.WaitReachable]
+// does: the lists and watches of a Sharded source are its own.
+func (s *Sharded[T]) WaitReachable(ctx context.Context) error { return s.src.WaitReachable(ctx) }
+
+// ObjectVersion is the underlying source's [Source.ObjectVersion] (the
+// object's ModRevision), so that an informer over a Sharded source also
+// delivers, on a relist, only the keys changed since it last saw them.
+func (s *Sharded[T]) ObjectVersion(obj *Object[T]) string { return s.src.ObjectVersion(obj) }
 
 // RequestProgress asks the watches of the underlying source for progress
 // bookmarks; see [Source.RequestProgress].

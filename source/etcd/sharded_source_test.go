@@ -153,3 +153,27 @@ func TestShardedSourceSliceChanges(t *testing.T) {
 	for range wt.Events() {
 	}
 }
+
+// A Sharded source forwards the optional interfaces an informer looks for
+// on its source to the underlying source: WaitReachable (the reflector's
+// recovery after an outage) and ObjectVersion (a relist delivers only what
+// changed), as it does CompareVersions and LivenessBound.
+func TestShardedForwardsOptionalInterfaces(t *testing.T) {
+	base := newSource(t, etcd.Options[obj]{Client: client(t), Prefix: newPrefix(t), Logger: quiet()})
+	sh, err := etcd.NewSharded(etcd.ShardedOptions[obj]{Source: base, Slices: newFixedSlices(t, 0, 1)})
+	require.NoError(t, err)
+	var src informer.Source[*etcd.Object[obj]] = sh
+
+	rw, ok := src.(informer.ReachabilityWaiter)
+	require.True(t, ok, "a Sharded source is a ReachabilityWaiter")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, rw.WaitReachable(ctx), "the shared member answers")
+
+	ov, ok := src.(informer.ObjectVersioner[*etcd.Object[obj]])
+	require.True(t, ok, "a Sharded source is an ObjectVersioner")
+	for _, o := range []*etcd.Object[obj]{{Key: "k", ModRevision: 42}, {Key: "k"}, nil} {
+		require.Equal(t, base.ObjectVersion(o), ov.ObjectVersion(o), "%+v", o)
+	}
+	require.Equal(t, "42", ov.ObjectVersion(&etcd.Object[obj]{Key: "k", ModRevision: 42}))
+}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 
+	"github.com/ginformer/ginformer/internal/leakcheck"
 	"github.com/ginformer/ginformer/source/etcd/etcdtest"
 )
 
@@ -31,16 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	srv.Close()
-	if code == 0 {
-		if err := goleak.Find(
-			goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
-			goleak.IgnoreAnyFunction("go.etcd.io/etcd/pkg/v3/schedule.(*fifo).run"),
-		); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Check(code))
 }
 
 // shardTTL is the members' lease TTL: etcd's minimum here is 1 s, which a

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/ginformer/ginformer/internal/leakcheck"
 )
 
 // MainOptions configures [Main].
@@ -52,28 +54,16 @@ func Main(m *testing.M, opts MainOptions) {
 	if env != nil {
 		env.Stop()
 	}
-	if code == 0 {
-		if err := goleak.Find(leakOptions()...); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Check(code, idleConnections()...))
 }
 
-// leakOptions ignores the process-wide goroutines of client-go, klog and
-// the etcd client's gRPC, which are started once and never stopped, and the
-// idle connections of client-go's shared transports.
-func leakOptions() []goleak.Option {
+// idleConnections ignores the idle connections of client-go's shared
+// transports, which outlive the control plane's stop; the process-wide
+// goroutines are leakcheck's.
+func idleConnections() []goleak.Option {
 	return []goleak.Option{
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		goleak.IgnoreTopFunction("k8s.io/apimachinery/pkg/util/wait.BackoffUntilWithContext.func1"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Type).updateUnfinishedWorkLoop"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*delayingType).waitingLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
-		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/util/wait.poller.func1"),
-		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
 	}
 }

@@ -25,9 +25,14 @@ var transientErrs = []error{
 	rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeoutWaitAppliedIndex,
 }
 
+// grpcStatus is implemented by gRPC's status errors.
+type grpcStatus interface{ GRPCStatus() *status.Status }
+
 // Error wraps an etcd client error with the informer sentinel for its
-// class (see informer/source.go), keeping the original in the chain.
-// Context errors and unknown errors are returned as they are.
+// class (see informer/source.go), keeping the original in the chain. A
+// gRPC status error is classed the same whether it is err itself or
+// wrapped in it (fmt.Errorf with %w): by the first status error in err's
+// chain. Context errors and unknown errors are returned as they are.
 func Error(err error) error {
 	if err == nil {
 		return nil
@@ -35,7 +40,15 @@ func Error(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	ev := rpctypes.Error(err)
+	// rpctypes.Error matches a status error by its message, which for a
+	// wrapped one status.FromError gives as the whole chain's: unwrap it
+	// first.
+	cause := err
+	var se grpcStatus
+	if errors.As(err, &se) {
+		cause = se.GRPCStatus().Err()
+	}
+	ev := rpctypes.Error(cause)
 	switch {
 	case errors.Is(ev, rpctypes.ErrCompacted):
 		return fmt.Errorf("%w: %w", informer.ErrExpired, err)
@@ -44,7 +57,7 @@ func Error(err error) error {
 	case sourcekit.IsAny(ev, transientErrs...):
 		return fmt.Errorf("%w: %w", informer.ErrTransient, err)
 	}
-	if s, ok := status.FromError(err); ok {
+	if s, ok := status.FromError(cause); ok {
 		switch s.Code() {
 		case codes.Unavailable, codes.ResourceExhausted, codes.Aborted, codes.DeadlineExceeded:
 			return fmt.Errorf("%w: %w", informer.ErrTransient, err)

@@ -50,6 +50,16 @@ func TestError(t *testing.T) {
 		{"not found", status.Error(codes.NotFound, "no such thing"), nil},
 		{"permission denied", rpctypes.ErrPermissionDenied, nil},
 		{"invalid argument", status.Error(codes.InvalidArgument, "bad"), nil},
+		// Wrapped, by the client or by the source: classed the same.
+		{"wrapped compacted", fmt.Errorf("list: %w", rpctypes.ErrCompacted), informer.ErrExpired},
+		{"wrapped gRPC compacted", fmt.Errorf("list: %w", rpctypes.ErrGRPCCompacted), informer.ErrExpired},
+		{"wrapped gRPC future revision", fmt.Errorf("watch: %w", rpctypes.ErrGRPCFutureRev), informer.ErrVersionTooLarge},
+		{"wrapped gRPC no leader", fmt.Errorf("get: %w", rpctypes.ErrGRPCNoLeader), informer.ErrTransient},
+		{"twice wrapped gRPC no leader", fmt.Errorf("list: %w", fmt.Errorf("get: %w", rpctypes.ErrGRPCNoLeader)), informer.ErrTransient},
+		{"wrapped unavailable", fmt.Errorf("watch: %w", status.Error(codes.Unavailable, "connection refused")), informer.ErrTransient},
+		{"wrapped internal", fmt.Errorf("get: %w", status.Error(codes.Internal, "oops")), informer.ErrInternal},
+		{"wrapped not found", fmt.Errorf("get: %w", status.Error(codes.NotFound, "no such thing")), nil},
+		{"joined unavailable", errors.Join(plain, status.Error(codes.Unavailable, "connection refused")), informer.ErrTransient},
 		// Context errors, even wrapped, and unknown errors stay as they are.
 		{"canceled", context.Canceled, nil},
 		{"deadline exceeded", fmt.Errorf("get: %w", context.DeadlineExceeded), nil},

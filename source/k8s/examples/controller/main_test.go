@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -18,18 +15,12 @@ import (
 // KUBEBUILDER_ASSETS is unset.
 var env *k8stest.Env
 
+// TestMain shares one control plane between the tests and, once it is
+// stopped, fails the run on a leaked goroutine (k8stest.Main). No
+// goroutine of controller-runtime's is ignored: the example's manager
+// stops every one it started.
 func TestMain(m *testing.M) {
-	var err error
-	env, err = k8stest.Start(k8stest.Config{})
-	if err != nil && !errors.Is(err, k8stest.ErrNoAssets) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if env != nil {
-		env.Stop()
-	}
-	os.Exit(code)
+	k8stest.Main(m, k8stest.MainOptions{Started: func(e *k8stest.Env) { env = e }})
 }
 
 // TestRun runs the example's demo against a real kube-apiserver, with each

@@ -160,52 +160,38 @@ func benchDecodeJSON[E any, T interface {
 	plain := NewJSONPlan[E](PlanOptions{})
 	var check E
 	require.NoError(b, shared.Decode(raw, &check))
-	b.Run(fmt.Sprintf("%s-%dB/plan", name, len(raw)), func(b *testing.B) {
-		b.SetBytes(int64(len(raw)))
-		for b.Loop() {
-			var o E
-			if err := shared.Decode(raw, &o); err != nil {
-				b.Fatal(err)
+	decoders := []struct {
+		name   string
+		decode func(o *E) error
+	}{
+		{"plan", func(o *E) error { return shared.Decode(raw, o) }},
+		{"plan-subtrees", func(o *E) error { return subtrees.Decode(raw, o) }},
+		{"sigs", func(o *E) error {
+			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, o); err != nil {
+				return err
 			}
-		}
-	})
-	b.Run(fmt.Sprintf("%s-%dB/plan-subtrees", name, len(raw)), func(b *testing.B) {
-		b.SetBytes(int64(len(raw)))
-		for b.Loop() {
-			var o E
-			if err := subtrees.Decode(raw, &o); err != nil {
-				b.Fatal(err)
+			T(o).SetManagedFields(nil)
+			ShareStrings(o)
+			return nil
+		}},
+		{"plan-noshare", func(o *E) error { return plain.Decode(raw, o) }},
+		{"sigs-noshare", func(o *E) error {
+			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, o); err != nil {
+				return err
 			}
-		}
-	})
-	b.Run(fmt.Sprintf("%s-%dB/sigs", name, len(raw)), func(b *testing.B) {
-		b.SetBytes(int64(len(raw)))
-		for b.Loop() {
-			var o E
-			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &o); err != nil {
-				b.Fatal(err)
+			T(o).SetManagedFields(nil)
+			return nil
+		}},
+	}
+	for _, d := range decoders {
+		b.Run(fmt.Sprintf("%s-%dB/%s", name, len(raw), d.name), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				var o E
+				if err := d.decode(&o); err != nil {
+					b.Fatal(err)
+				}
 			}
-			T(&o).SetManagedFields(nil)
-			ShareStrings(&o)
-		}
-	})
-	b.Run(fmt.Sprintf("%s-%dB/plan-noshare", name, len(raw)), func(b *testing.B) {
-		b.SetBytes(int64(len(raw)))
-		for b.Loop() {
-			var o E
-			if err := plain.Decode(raw, &o); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run(fmt.Sprintf("%s-%dB/sigs-noshare", name, len(raw)), func(b *testing.B) {
-		b.SetBytes(int64(len(raw)))
-		for b.Loop() {
-			var o E
-			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &o); err != nil {
-				b.Fatal(err)
-			}
-			T(&o).SetManagedFields(nil)
-		}
-	})
+		})
+	}
 }

@@ -4,25 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand"
 	"reflect"
 	"testing"
 	"unsafe"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
 )
@@ -109,8 +104,7 @@ type WidgetStatus struct {
 // jsonFiller fills values at random, as the protobuf tests do, with what
 // randfill cannot make for JSON: interface{} values and JSON documents.
 func jsonFiller(seed int64) *randfill.Filler {
-	f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), scheme.Codecs)
-	return f.NilChance(0.2).NumElements(0, 3).Funcs(
+	return randomFiller(seed).Funcs(
 		func(v *any, c randfill.Continue) { *v = randomAny(c, 3) },
 		func(m *map[string]any, c randfill.Continue) {
 			if c.Bool() {
@@ -171,40 +165,31 @@ func randomAny(c randfill.Continue, depth int) any {
 // stdlib, as encoding/json does too), with every combination of options.
 func checkJSONPlan[E any](t *testing.T, n int, stdlib bool) {
 	t.Helper()
-	f := jsonFiller(int64(n))
-	typ := reflect.TypeFor[E]()
-	for _, keep := range []bool{true, false} {
-		for share := range 4 { // strings, subtrees: neither, one, the other, both
-			o := PlanOptions{KeepManagedFields: keep, ShareStrings: share&1 != 0, ShareSubtrees: share&2 != 0}
-			p := NewJSONPlan[E](o)
-			require.NotNil(t, p, "%v has no JSON plan", typ)
-			for i := range n {
-				var src E
-				f.Fill(&src)
-				raw, err := json.Marshal(&src)
-				require.NoError(t, err)
-				var want E
-				require.NoError(t, sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &want))
-				if stdlib {
-					var std E
-					require.NoError(t, json.Unmarshal(raw, &std))
-					require.True(t, equality.Semantic.DeepEqual(want, std), "encoding/json and sigs.k8s.io/json disagree on %v #%d", typ, i)
-				}
-				if m, ok := any(&want).(metav1.Object); ok && !keep {
-					m.SetManagedFields(nil)
-				}
-				// Twice, so that the second decode finds the shared values.
-				for range 2 {
-					var got E
-					require.NoError(t, p.Decode(raw, &got), "%v #%d: %s", typ, i, raw)
-					if !reflect.DeepEqual(want, got) && !equality.Semantic.DeepEqual(want, got) {
-						t.Fatalf("%v #%d %+v: (-want +got)\n%s", typ, i, o,
-							cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })))
-					}
-				}
+	checkEquivalent(t, n, equivalence[E]{
+		fill:   jsonFiller(int64(n)),
+		encode: func(src *E) ([]byte, error) { return json.Marshal(src) },
+		reference: func(raw []byte, want *E) error {
+			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, want); err != nil {
+				return err
 			}
-		}
-	}
+			if stdlib {
+				var std E
+				require.NoError(t, json.Unmarshal(raw, &std))
+				require.True(t, equality.Semantic.DeepEqual(*want, std), "encoding/json and sigs.k8s.io/json disagree on %s", raw)
+			}
+			return nil
+		},
+		plan: func(o PlanOptions) func([]byte, *E) error {
+			p := NewJSONPlan[E](o)
+			require.NotNil(t, p, "%v has no JSON plan", reflect.TypeFor[E]())
+			return func(raw []byte, got *E) error {
+				if err := p.Decode(raw, got); err != nil {
+					return fmt.Errorf("%w: %s", err, raw)
+				}
+				return nil
+			}
+		},
+	})
 }
 
 func TestJSONPlanDecodesAsSigsJSON(t *testing.T) {

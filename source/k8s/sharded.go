@@ -194,6 +194,7 @@ var (
 	_ informer.Source[*metav1.PartialObjectMetadata] = (*Sharded[*metav1.PartialObjectMetadata])(nil)
 	_ informer.VersionComparer                       = (*Sharded[*metav1.PartialObjectMetadata])(nil)
 	_ informer.LivenessBounder                       = (*Sharded[*metav1.PartialObjectMetadata])(nil)
+	_ informer.ObjectVersioner[Object]               = (*Sharded[Object])(nil)
 )
 
 // NewSharded validates opts and returns a sharded source.
@@ -263,6 +264,11 @@ func (s *Sharded[T]) Counts() (received, delivered uint64) {
 // LivenessBound is the underlying source's ([Source.LivenessBound]): the
 // watches of a Sharded source are its watches.
 func (s *Sharded[T]) LivenessBound() time.Duration { return s.src.LivenessBound() }
+
+// ObjectVersion is the underlying source's ([Source.ObjectVersion]), so
+// that an informer over a Sharded source delivers, on a relist, only the
+// objects changed since it last saw them, as over a Source.
+func (s *Sharded[T]) ObjectVersion(obj T) string { return s.src.ObjectVersion(obj) }
 
 // CompareVersions orders resourceVersions as [Source.CompareVersions] does.
 //

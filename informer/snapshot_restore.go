@@ -17,9 +17,9 @@ import (
 // Run calls restore before it builds its reflector: the snapshot is loaded
 // and its header checked (layout, checksum, and every part of its identity
 // the informer knows itself: object type, codec, user identity) before the
-// first request to the source. Then a goroutine checks the rest
-// (checksums; see snapshot_format.go), decodes the objects and their keys on
-// every core, and applies them to the empty cache as one batch, the way a
+// first request to the source. Then a goroutine checks the rest (checksums:
+// the layout is internal/snapshotfmt's), decodes the objects and their keys
+// on every core, and applies them to the empty cache as one batch, the way a
 // first list is applied; beside it another asks the source to confirm its
 // identity (confirmIdentity). Once the source has confirmed it, the
 // reflector opens its watch from the snapshot's version (a version of

@@ -30,16 +30,17 @@ type Stats struct {
 // or of w, after which nothing more is written.
 func Encode(w io.Writer, identity, version string, n, workers int, appendObj func(dst []byte, i int) ([]byte, error)) (Stats, error) {
 	chunks := (n + ChunkObjects - 1) / ChunkObjects
-	var hdr []byte
-	hdr = appendString(hdr, identity)
-	hdr = appendString(hdr, version)
-	hdr = binary.AppendUvarint(hdr, uint64(n))
-	hdr = binary.AppendUvarint(hdr, uint64(chunks))
-	head := make([]byte, 0, headLen+len(hdr))
-	head = append(head, magic...)
-	head = binary.LittleEndian.AppendUint32(head, Version)
-	head = binary.LittleEndian.AppendUint32(head, uint32(len(hdr)))
-	head = append(head, hdr...)
+	// The head in one buffer, the header in place: its length is filled in
+	// once it is known.
+	head := make([]byte, 16, headLen+len(identity)+len(version)+4*binary.MaxVarintLen64)
+	copy(head, magic)
+	binary.LittleEndian.PutUint32(head[8:], Version)
+	head = appendString(head, identity)
+	head = appendString(head, version)
+	head = binary.AppendUvarint(head, uint64(n))
+	head = binary.AppendUvarint(head, uint64(chunks))
+	hdr := head[16:]
+	binary.LittleEndian.PutUint32(head[12:], uint32(len(hdr)))
 	hcrc := crc32.Checksum(hdr, castagnoli)
 	head = binary.LittleEndian.AppendUint32(head, hcrc)
 	st := Stats{Objects: n}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -71,6 +72,23 @@ func TestRoundTrip(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestReadsLayoutVersion2: a snapshot written by the informer's own
+// encoder before the layout moved to this package (testdata/layout-v2.snap,
+// 300 objects in two chunks) decodes to its objects, and encoding them
+// again gives the same bytes: snapshots on disk survive an upgrade.
+func TestReadsLayoutVersion2(t *testing.T) {
+	data, err := os.ReadFile("testdata/layout-v2.snap")
+	require.NoError(t, err)
+	version, objs, err := decode(data, "golden\nlayout 2", 2)
+	require.NoError(t, err)
+	assert.Equal(t, "v42", version)
+	require.Len(t, objs, 300)
+	for i, b := range objs {
+		assert.Equal(t, object(i), b, "object %d", i)
+	}
+	assert.Equal(t, data, encode(t, "golden\nlayout 2", "v42", 300, 2))
 }
 
 // TestEncodeWritesChunksWhole: each chunk reaches the writer in one Write,

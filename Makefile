@@ -139,6 +139,7 @@ fuzz:
 # The decoders of bytes from the network and from disk, fuzzed FUZZTIME each.
 fuzz-decoders:
 	$(GO) test -run '^$$' -fuzz '^FuzzValueCodec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/valuecodec/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/snapshotfmt/
 	$(GO) test -run '^$$' -fuzz '^FuzzPBDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./source/k8s/internal/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzJSONDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./source/k8s/internal/wire/
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ginformer/ginformer/internal/snapshotfmt"
 	"github.com/ginformer/ginformer/internal/typename"
 )
 
@@ -114,10 +115,6 @@ type snapshotConfig[T any] struct {
 	interval time.Duration     // zero: only when the informer stops
 }
 
-// snapshotFormatVersion is the version of the snapshot file layout (see
-// snapshot_format.go); part of every identity.
-const snapshotFormatVersion = 2
-
 // defaultSnapshotInterval is SnapshotOptions.Interval's zero value.
 const defaultSnapshotInterval = 5 * time.Minute
 
@@ -178,7 +175,7 @@ func (c *snapshotConfig[T]) identity(ctx context.Context) (string, error) {
 // source's identity is src.
 func (c *snapshotConfig[T]) identityOf(src string) string {
 	return fmt.Sprintf("ginformer snapshot v%d\nsource: %s\ntype: %s\nformat: %s\nuser: %s",
-		snapshotFormatVersion, src, typename.Of(reflect.TypeFor[T]()), c.codec.Format(), c.user)
+		snapshotfmt.Version, src, typename.Of(reflect.TypeFor[T]()), c.codec.Format(), c.user)
 }
 
 // sourceOf checks every part of a snapshot's identity id that this

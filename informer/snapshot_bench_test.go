@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"testing"
@@ -14,20 +15,32 @@ type rawCodec struct{}
 func (rawCodec) Format() string { return "raw" }
 
 func (rawCodec) AppendEncode(dst []byte, o *fmtObj) ([]byte, error) {
-	dst = appendString(dst, o.Name)
-	return appendString(dst, o.Data), nil
+	dst = binary.AppendUvarint(dst, uint64(len(o.Name)))
+	dst = append(dst, o.Name...)
+	dst = binary.AppendUvarint(dst, uint64(len(o.Data)))
+	return append(dst, o.Data...), nil
 }
 
 func (rawCodec) Decode(b []byte) (*fmtObj, error) {
-	name, b, ok := readString(b)
+	name, b, ok := cutRawString(b)
 	if !ok {
 		return nil, errors.New("name")
 	}
-	data, _, ok := readString(b)
+	data, _, ok := cutRawString(b)
 	if !ok {
 		return nil, errors.New("data")
 	}
 	return &fmtObj{Name: name, Data: data}, nil
+}
+
+// cutRawString returns the length-prefixed string at the start of b and
+// what follows it.
+func cutRawString(b []byte) (string, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, false
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], true
 }
 
 // BenchmarkSnapshotLayout measures writing and reading 100k objects of

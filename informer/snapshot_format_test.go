@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ginformer/ginformer/internal/snapshotfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,14 +41,15 @@ func encodeFmt(t testing.TB, id, version string, objs []*fmtObj, workers int) []
 	var buf bytes.Buffer
 	st, err := encodeSnapshot(&buf, id, version, objs, JSONCodec[*fmtObj]{}, workers)
 	require.NoError(t, err)
-	require.Equal(t, int64(buf.Len()), st.bytes)
+	require.Equal(t, int64(buf.Len()), st.Bytes)
 	return buf.Bytes()
 }
 
 // TestSnapshotRoundTrip: what is encoded is decoded, in order, with its
-// keys, whatever the number of workers on either side.
+// keys, whatever the number of workers on either side. (The layout's own
+// tests are internal/snapshotfmt's.)
 func TestSnapshotRoundTrip(t *testing.T) {
-	for _, n := range []int{0, 1, snapshotChunkObjects, snapshotChunkObjects + 1, 3000} {
+	for _, n := range []int{0, 1, snapshotfmt.ChunkObjects, snapshotfmt.ChunkObjects + 1, 3000} {
 		objs := fmtObjs(n, 20)
 		for _, workers := range []int{1, 3} {
 			data := encodeFmt(t, "id", "v7", objs, workers)
@@ -63,30 +65,40 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSnapshotRefusesEveryTruncationAndBitFlip: a snapshot cut at any byte,
-// or with any one bit flipped, is refused with ErrSnapshot; none decodes
-// into something else.
-func TestSnapshotRefusesEveryTruncationAndBitFlip(t *testing.T) {
-	objs := fmtObjs(snapshotChunkObjects+3, 3) // two chunks
-	data := encodeFmt(t, "id", "v1", objs, 1)
+// TestSnapshotRefusals: every refusal of the layout is an ErrSnapshot
+// error that says the snapshot is refused and why.
+func TestSnapshotRefusals(t *testing.T) {
+	data := encodeFmt(t, "ginformer snapshot v2\nsource: a\nuser: u", "v1", fmtObjs(snapshotfmt.ChunkObjects+3, 3), 1)
+	id := "ginformer snapshot v2\nsource: a\nuser: u"
 	codec := JSONCodec[*fmtObj]{}
-	for n := range len(data) {
-		_, err := decodeSnapshot(data[:n], "id", codec, fmtKey, 2)
-		require.ErrorIs(t, err, ErrSnapshot, "cut at %d of %d", n, len(data))
+	flip := func(i int) []byte {
+		b := bytes.Clone(data)
+		b[i] ^= 1
+		return b
 	}
-	spoilt := bytes.Clone(data)
-	for i := range data {
-		for bit := range 8 {
-			spoilt[i] ^= 1 << bit
-			_, err := decodeSnapshot(spoilt, "id", codec, fmtKey, 2)
-			require.ErrorIs(t, err, ErrSnapshot, "bit %d of byte %d of %d flipped", bit, i, len(data))
-			spoilt[i] = data[i]
-		}
+	layout := bytes.Clone(data)
+	layout[8] = 3
+	tests := []struct {
+		name, id string
+		data     []byte
+		msg      string
+	}{
+		{"truncated", id, data[:len(data)-1], "refused, not a whole snapshot (truncated or damaged): no end marker after the last chunk"},
+		{"no header", id, data[:10], "refused, not a whole snapshot (truncated or damaged): no snapshot header"},
+		{"header flipped", id, flip(20), "refused, not a whole snapshot (truncated or damaged): header checksum"},
+		{"chunk flipped", id, flip(len(data) - 20), "refused, not a whole snapshot (truncated or damaged): chunk checksum"},
+		{"trailer flipped", id, flip(len(data) - 1), "refused, not a whole snapshot (truncated or damaged): end checksum"},
+		{"layout version", id, layout, "refused, written in layout version 3, this release reads 2"},
+		{"another source", "ginformer snapshot v2\nsource: b\nuser: u", data, `refused, it is a snapshot of something else: it has "source: a" where this informer has "source: b"`},
+		{"trailing line", id + "\n", data, "refused, identity differs"},
 	}
-	_, err := decodeSnapshot(append(bytes.Clone(data), 0), "id", codec, fmtKey, 2)
-	require.ErrorIs(t, err, ErrSnapshot, "a byte after the end")
-	_, err = decodeSnapshot(data, "id2", codec, fmtKey, 2)
-	require.ErrorIs(t, err, ErrSnapshot, "another identity")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeSnapshot(tt.data, tt.id, codec, fmtKey, 2)
+			require.ErrorIs(t, err, ErrSnapshot)
+			assert.Equal(t, ErrSnapshot.Error()+": "+tt.msg, err.Error())
+		})
+	}
 }
 
 // TestSnapshotRefusesUndecodableObjects: an object the codec or the key

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/snapshotfmt"
 )
 
 // Restoring a snapshot at start.
@@ -15,9 +17,9 @@ import (
 // Run calls restore before it builds its reflector: the snapshot is loaded
 // and its header checked (layout, checksum, and every part of its identity
 // the informer knows itself: object type, codec, user identity) before the
-// first request to the source. Then a goroutine checks the rest
-// (checksums; see snapshot_format.go), decodes the objects and their keys on
-// every core, and applies them to the empty cache as one batch, the way a
+// first request to the source. Then a goroutine checks the rest (checksums:
+// the layout is internal/snapshotfmt's), decodes the objects and their keys
+// on every core, and applies them to the empty cache as one batch, the way a
 // first list is applied; beside it another asks the source to confirm its
 // identity (confirmIdentity). Once the source has confirmed it, the
 // reflector opens its watch from the snapshot's version (a version of
@@ -117,7 +119,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	ready, confirmed := make(chan struct{}), make(chan struct{})
 	var ok atomic.Bool
 	resume := resumeOptions{
-		version:   h.version,
+		version:   h.Version,
 		confirmed: confirmed,
 		caughtUp:  func() { s.closeUp.Do(func() { close(s.caughtUp) }) },
 		ready:     ready,
@@ -126,7 +128,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 	}
 	apply := func() {
 		defer close(ready)
-		if err := inf.restoreConfirmed(ctx, data, h.identity, src, confirmed); err != nil {
+		if err := inf.restoreConfirmed(ctx, data, h.Identity, src, confirmed); err != nil {
 			if ctx.Err() == nil {
 				err = fmt.Errorf("informer %q: starting cold (listing instead of resuming): %w", inf.name, err)
 				inf.report(ErrorClassSnapshot, err)
@@ -146,7 +148,7 @@ func (inf *SharedInformer[K, T]) restore(ctx context.Context) (resumeOptions, fu
 // (for confirmIdentity); nil bytes (and no error) when there is none.
 //
 // Possible errors: [ErrSnapshot] (wrapped).
-func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte, h snapshotHeader, src string, err error) {
+func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte, h snapshotfmt.Header, src string, err error) {
 	s := inf.snap
 	data, err = s.cfg.store.Load(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -156,18 +158,15 @@ func (inf *SharedInformer[K, T]) openSnapshot(ctx context.Context) (data []byte,
 	if err != nil {
 		return nil, h, "", fmt.Errorf("%w: load: %w", ErrSnapshot, err)
 	}
-	if h, _, err = readSnapshotHeader(data); err != nil {
-		return nil, h, "", err
+	if h, err = snapshotfmt.ReadHeader(data); err != nil {
+		return nil, h, "", refuseSnapshot(err)
 	}
-	if src, err = s.cfg.sourceOf(h.identity); err != nil {
+	if src, err = s.cfg.sourceOf(h.Identity); err != nil {
 		return nil, h, "", err
-	}
-	if h.version == "" {
-		return nil, h, "", errSnapshotCorrupt("no version")
 	}
 	if s.cfg.source == nil {
 		s.mu.Lock()
-		s.identity = h.identity
+		s.identity = h.Identity
 		s.mu.Unlock()
 	}
 	return data, h, src, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ginformer/ginformer/internal/snapshotfmt"
 )
 
 // Writing snapshots.
@@ -85,7 +87,7 @@ func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int)
 	for _, obj := range inf.indexer.All() {
 		objs = append(objs, obj)
 	}
-	var st snapshotStats
+	var st snapshotfmt.Stats
 	err := s.cfg.store.Save(ctx, func(w io.Writer) error {
 		if workers == 1 {
 			w = &pacedWriter{ctx: ctx, w: w, last: time.Now()}
@@ -105,10 +107,10 @@ func (inf *SharedInformer[K, T]) writeSnapshot(ctx context.Context, workers int)
 	}
 	now := time.Now()
 	s.mu.Lock()
-	s.written, s.writtenAt, s.writtenSize = version, now, st.bytes
+	s.written, s.writtenAt, s.writtenSize = version, now, st.Bytes
 	s.mu.Unlock()
-	inf.metrics.SnapshotWritten(inf.name, st.bytes, now)
-	inf.log.V(2).Info("snapshot written", "version", version, "objects", st.objects, "bytes", st.bytes, "took", now.Sub(start))
+	inf.metrics.SnapshotWritten(inf.name, st.Bytes, now)
+	inf.log.V(2).Info("snapshot written", "version", version, "objects", st.Objects, "bytes", st.Bytes, "took", now.Sub(start))
 }
 
 // pacedShare is the share of one core a periodic snapshot write may use:

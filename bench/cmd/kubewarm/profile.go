@@ -19,7 +19,7 @@ var categories = []profcat.Category{
 	profcat.Cat("decoding pods: the source's planned protobuf decoder (snapshot and wire)",
 		`source/k8s\.(pbDecode|unmarshalAt|\(\*codec\[.*\]\)\.decode|\(\*pbField\)|\(\*shareTable\)|\(\*stringTable\))|^k8s\.io/api.*Unmarshal|^k8s\.io/apimachinery.*Unmarshal`),
 	profcat.Cat("encoding pods: the generated marshaller (snapshot)", `^k8s\.io/api/core/v1\..*(Marshal|Size)|protoSnapshotCodec.*AppendEncode`),
-	profcat.Cat("snapshot layout (framing, keys, chunks)", `informer\.(decodeSnapshot|encodeSnapshot|encodeChunk|writeSnapshot|\(\*SharedInformer\[.*\]\)\.writeSnapshot)`),
+	profcat.Cat("snapshot layout (framing, keys, chunks)", `informer\.(decodeSnapshot|encodeSnapshot|writeSnapshot|\(\*SharedInformer\[.*\]\)\.writeSnapshot)|internal/snapshotfmt\.`),
 	profcat.Cat("gzip (responses)", `^compress/`),
 	profcat.Cat("network: TLS, HTTP/2, syscalls", `^(crypto/|golang\.org/x/net/http2|net/http|vendor/golang\.org/x/(crypto|net)|internal/poll|syscall|net\.)`),
 	profcat.Cat("client setup: kubeconfig, rest.Config, clientset", `^k8s\.io/client-go/(tools/clientcmd|rest\.|kubernetes\.NewForConfig)`),

@@ -21,7 +21,7 @@ var categories = []profcat.Category{
 	profcat.Cat("snapshot checksums (CRC-32C)", `^hash/crc32\.`),
 	profcat.Cat("snapshot file: read, write, fsync", `SnapshotFile\)\.(Load|Save)`, `^(os|syscall|internal/poll)\.`),
 	profcat.Cat("copying each value before decoding it (bytes.Clone in etcd's snapshot codec)", `^bytes\.Clone`, `etcd\.snapshotCodec`),
-	profcat.Cat("snapshot layout and etcd's snapshot codec (framing, keys)", `informer\.(decodeSnapshot|encodeSnapshot|encodeChunk)|etcd\.snapshotCodec`),
+	profcat.Cat("snapshot layout and etcd's snapshot codec (framing, keys)", `informer\.(decodeSnapshot|encodeSnapshot)|internal/snapshotfmt\.|etcd\.snapshotCodec`),
 	profcat.Cat("network: gRPC, HTTP/2, protobuf, etcd client, syscalls", `^(google\.golang\.org/grpc|golang\.org/x/net/http2|google\.golang\.org/protobuf|go\.etcd\.io/etcd/(api|client)|internal/poll|syscall|net\.)`),
 	profcat.Cat("cache build: informer queue, indexer, index values, notifications", `^github\.com/ginformer/ginformer/informer\.`),
 	profcat.Cat("etcd source, other (events, hand-offs)", `^github\.com/ginformer/ginformer/source/etcd\.`),

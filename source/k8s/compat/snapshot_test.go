@@ -1,11 +1,13 @@
 package compat_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +142,25 @@ func startSnapshotInformer(t *testing.T, lw cache.ListerWatcher, path, identity 
 	return snapshotRun{inf: inf, rec: rec, errs: errs, stop: stop}
 }
 
+// waitWatchCache waits until a list at resourceVersion 0 (the watch
+// cache, which serves an informer's first list and relists) is at rv or
+// later.
+func waitWatchCache(t *testing.T, pods interface {
+	List(context.Context, metav1.ListOptions) (*corev1.PodList, error)
+}, rv string) {
+	t.Helper()
+	want, err := strconv.ParseUint(rv, 10, 64)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		l, err := pods.List(t.Context(), metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false
+		}
+		got, err := strconv.ParseUint(l.ResourceVersion, 10, 64)
+		return err == nil && got >= want
+	}, 30*time.Second, 10*time.Millisecond, "the watch cache reaches %s", rv)
+}
+
 // simplePod is a pod the apiserver accepts.
 func simplePod(name string) *corev1.Pod {
 	return &corev1.Pod{
@@ -187,6 +208,12 @@ func TestWarmRestartCompatAPIServer(t *testing.T) {
 			lw := cache.NewListWatchFromClient(env.Client.CoreV1().RESTClient(), "pods", ns, fields.Everything())
 			lwOpts := informer.ListWatchOptions{DisableStreamingList: !tc.streaming}
 
+			// The informer's first list reads "any" state (resourceVersion
+			// 0, the watch cache), which may lag the last create: wait
+			// until it has caught up, so that every pod is in the list.
+			created, err := pods.List(ctx, metav1.ListOptions{})
+			require.NoError(t, err)
+			waitWatchCache(t, pods, created.ResourceVersion)
 			first := startSnapshotInformer(t, lw, path, identity, 1, lwOpts, nil)
 			require.Len(t, first.inf.GetStore().ListKeys(), n)
 			for range n {
@@ -220,6 +247,7 @@ func TestWarmRestartCompatAPIServer(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, server.Items, n-1, "pods deleted with no grace period are gone at once")
 
+			waitWatchCache(t, pods, server.ResourceVersion)
 			second := startSnapshotInformer(t, lw, path, identity, 2, lwOpts, nil)
 			// The cache is the server's state.
 			store := second.inf.GetStore()

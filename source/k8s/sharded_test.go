@@ -282,6 +282,19 @@ func shardScenario(t *testing.T, e *k8stest.Env, want k8s.FilterMode, ro replica
 		return n == updates
 	}
 	require.Eventually(t, updated, time.Minute, 10*time.Millisecond)
+	if want != k8s.FilterServer {
+		// Filtering on the client, every replica receives every update,
+		// those outside its slice too: the caches being complete says
+		// nothing of those, which may still be on their way.
+		require.Eventually(t, func() bool {
+			for i, r := range rs {
+				if recv, _ := r.src.Counts(); recv-before[i][0] < updates {
+					return false
+				}
+			}
+			return true
+		}, time.Minute, 10*time.Millisecond)
+	}
 	for i, r := range rs {
 		recv, deliv := r.src.Counts()
 		dr, dd := recv-before[i][0], deliv-before[i][1]

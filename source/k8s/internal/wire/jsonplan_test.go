@@ -230,6 +230,7 @@ func TestJSONPlanShapes(t *testing.T) {
 // TestJSONPlanSharesStrings: decoded strings come from the shared table,
 // except the ones unique to an object.
 func TestJSONPlanSharesStrings(t *testing.T) {
+	emptyTables(t) // the budget is the process's: earlier tests may have filled it
 	raw := []byte(`{"metadata":{"name":"pod-1","namespace":"team-a","labels":{"app":"web"}},"spec":{"nodeName":"node-1"}}`)
 	p := NewJSONPlan[corev1.Pod](PlanOptions{ShareStrings: true})
 	var a, b corev1.Pod
@@ -245,6 +246,7 @@ func TestJSONPlanSharesStrings(t *testing.T) {
 // TestJSONPlanSharesSubtrees: a spec subtree two objects repeat is one
 // value; a shared field whose key occurs twice is refused, not merged into.
 func TestJSONPlanSharesSubtrees(t *testing.T) {
+	emptyTables(t) // the budget is the process's: earlier tests may have filled it
 	p := NewJSONPlan[corev1.Pod](PlanOptions{ShareSubtrees: true})
 	raw := []byte(`{"spec":{"containers":[{"name":"a","livenessProbe":{"periodSeconds":3},"env":[{"name":"x","value":"1"}]}]}}`)
 	var pods [3]corev1.Pod

@@ -15,6 +15,7 @@ import (
 // ReplicaSet repeat are shared between them; a map unique to one pod is
 // not, and sharing off shares none.
 func TestMetadataShared(t *testing.T) {
+	emptyTables(t) // the budget is the process's: earlier tests may have filled it
 	pod := func(name, instance string) []byte {
 		ctrl := true
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
@@ -63,6 +64,7 @@ func TestMetadataShared(t *testing.T) {
 // first run, not into the shared map, and without the generated Unmarshal,
 // which a projection does not have.
 func TestSharedMapInTwoRuns(t *testing.T) {
+	emptyTables(t) // the budget is the process's: earlier tests may have filled it
 	type meta struct {
 		Name   string            `protobuf:"bytes,1,opt,name=name"`
 		Labels map[string]string `protobuf:"bytes,11,rep,name=labels"`
